@@ -1,0 +1,70 @@
+"""Runtime settings: how the model runs, never what it decides.
+
+Nothing here enters an audit digest (SPEC §1): the same claim, evidence,
+decision configuration and scores give the same result whatever the model
+directory, threads, execution providers or schedule.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["RuntimeOptions", "Schedule", "default_model_dir", "MODEL_DIR_ENV"]
+
+#: Environment variable naming the exported model directory to load by default.
+MODEL_DIR_ENV = "CLAIM_VERIFIER_MODEL_DIR"
+
+Schedule = Literal["staged", "eager"]
+
+
+def default_model_dir(model: str, revision: str, root: Optional[Path] = None) -> Path:
+    """Default export location: ``<root or ./models>/<name>-<revision[:12]>``.
+
+    ``name`` is the last path component of the hub id (``nli-deberta-v3-base``).
+    """
+    name = model.rstrip("/").split("/")[-1]
+    return Path(root if root is not None else "models") / f"{name}-{revision[:12]}"
+
+
+class RuntimeOptions(BaseModel):
+    """How the ONNX engine is loaded and how model work is scheduled.
+
+    Attributes:
+        model_dir: exported model directory; ``None`` means ``$CLAIM_VERIFIER_MODEL_DIR``
+            or :func:`default_model_dir` for the configured model and revision.
+        variant: ONNX variant recorded in the manifest (``None`` = the float32 ``model.onnx``).
+        providers: onnxruntime execution providers in priority order (default CPU only).
+        intra_op_num_threads: onnxruntime intra-op threads (``None`` = onnxruntime's default).
+        inter_op_num_threads: onnxruntime inter-op threads.
+        graph_optimization_level: onnxruntime graph optimisation level at session creation.
+        max_batch_tokens: token budget of one padded batch (batch rows x padded length).
+        verify_golden: re-score ``golden.json`` at load and refuse a disagreeing model.
+        schedule: ``"staged"`` scores exactly what SPEC §3 needs when it needs it;
+            ``"eager"`` scores singles and every candidate combination in one padded
+            pass when that is possible. Both give identical results.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
+
+    model_dir: Optional[Path] = None
+    variant: Optional[str] = None
+    providers: Optional[tuple[str, ...]] = None
+    intra_op_num_threads: Optional[Annotated[int, Field(ge=1, le=1024)]] = None
+    inter_op_num_threads: Optional[Annotated[int, Field(ge=1, le=1024)]] = None
+    graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
+    max_batch_tokens: Annotated[int, Field(ge=64, le=1 << 22)] = 8192
+    verify_golden: bool = False
+    schedule: Schedule = "staged"
+
+    def resolve_model_dir(self, model: str, revision: str) -> Path:
+        """The directory to load: explicit, then ``$CLAIM_VERIFIER_MODEL_DIR``, then the default."""
+        if self.model_dir is not None:
+            return Path(self.model_dir)
+        env = os.environ.get(MODEL_DIR_ENV)
+        if env:
+            return Path(env)
+        return default_model_dir(model, revision)

@@ -1,0 +1,301 @@
+"""The public contract of the verifier (SPEC §1): frozen pydantic v2 models.
+
+Every model here is frozen and rejects unknown fields (``extra="forbid"``), so
+a typo in a field name, an out-of-range threshold or a NaN is a
+:class:`pydantic.ValidationError` (a :class:`ValueError`) naming the field and
+the limit.
+
+Exceptions::
+
+    RuntimeError
+     └── ClaimVerificationError   model load / integrity / inference failure,
+                                  or a scorer that returned invalid scores
+    ValueError
+     └── pydantic.ValidationError bad input (names the field and the limit)
+
+The field names *and their order* of :class:`ClaimEvidence`,
+:class:`EvidenceGroupScore`, :class:`LocalizedEvidenceAssessment` and
+:class:`ClaimVerificationConfig` are part of the audit digests (SPEC §6):
+never reorder or rename them.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from enum import Enum
+from typing import Annotated, Literal, Optional
+from uuid import UUID
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_REVISION",
+    "SCHEMA_VERSION",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "PROBABILITY_SUM_TOLERANCE",
+    "ClaimVerificationError",
+    "ClaimVerificationStatus",
+    "SourceType",
+    "EpistemicType",
+    "LifecycleState",
+    "EntailmentPolicy",
+    "RefutationPolicy",
+    "SupportingBasis",
+    "RefutingBasis",
+    "Limitation",
+    "ClaimVerificationConfig",
+    "ClaimEvidence",
+    "EvidenceGroupScore",
+    "LocalizedEvidenceAssessment",
+    "ClaimVerification",
+]
+
+#: Default NLI cross-encoder (Sentence Transformers model table: 90.04 MNLI-mismatched accuracy).
+DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-base"
+#: Immutable Hugging Face revision of :data:`DEFAULT_MODEL` pinned by the contract.
+DEFAULT_REVISION = "6c749ce3425cd33b46d187e45b92bbf96ee12ec7"
+#: Schema version written into new results (SPEC §1; schema 3 adds localized rechecks).
+SCHEMA_VERSION = 3
+#: Schema versions that still validate when results are read back.
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
+#: Probabilities of one group must sum to 1 within this tolerance (SPEC §1).
+PROBABILITY_SUM_TOLERANCE = 1e-5
+
+
+class ClaimVerificationError(RuntimeError):
+    """Model load, integrity or inference failed, or a scorer returned invalid scores.
+
+    It is never turned into a verification status: callers see an exception,
+    not ``insufficient``.
+    """
+
+
+class ClaimVerificationStatus(str, Enum):
+    """Outcome of one verification (SPEC §1, §3 step 7)."""
+
+    SUPPORTED = "supported"
+    REFUTED = "refuted"
+    CONTESTED = "contested"
+    INSUFFICIENT = "insufficient"
+    INCOMPLETE = "incomplete"
+
+
+class SourceType(str, Enum):
+    """Where a memory came from."""
+
+    USER_STATED = "user_stated"
+    USER_DEMONSTRATED = "user_demonstrated"
+    SYSTEM_INFERRED = "system_inferred"
+    EXTERNAL_DOCUMENT = "external_document"
+    TOOL_OUTPUT = "tool_output"
+
+
+class EpistemicType(str, Enum):
+    """How a memory is known (SPEC §4.2 uses hypothetical, conditional, deprecated, unverified)."""
+
+    OBSERVED = "observed"
+    ASSERTED = "asserted"
+    INFERRED = "inferred"
+    HYPOTHETICAL = "hypothetical"
+    CONDITIONAL = "conditional"
+    DEPRECATED = "deprecated"
+    UNVERIFIED = "unverified"
+
+
+class LifecycleState(str, Enum):
+    """Lifecycle of a memory (superseded, deprecated and archived never decide, SPEC §4.2)."""
+
+    TENTATIVE = "tentative"
+    STABLE = "stable"
+    CONTESTED = "contested"
+    SUPERSEDED = "superseded"
+    DEPRECATED = "deprecated"
+    ARCHIVED = "archived"
+
+
+EntailmentPolicy = Literal["speech_act_guarded", "model_only"]
+RefutationPolicy = Literal["explicit_corroboration", "model_only"]
+SupportingBasis = Literal["model_entailment", "localized_model_entailment"]
+RefutingBasis = Literal["model_contradiction", "explicit_negation_overlap"]
+Limitation = Literal[
+    "complete_set_requires_structured_aggregation",
+    "uncorroborated_model_entailment",
+    "uncorroborated_model_contradiction",
+]
+
+_StrippedNonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+_Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+_Threshold = Annotated[float, Field(ge=0.5, le=1.0, allow_inf_nan=False)]
+_Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class ClaimVerificationConfig(BaseModel):
+    """The decision configuration (SPEC §1). All ten fields, and only these, are digested.
+
+    ``model`` and ``revision`` are meant to be changed together: a revision is
+    an immutable Hugging Face commit of that model. Runtime settings (model
+    directory, threads, execution providers, schedule) live in
+    :class:`verifier.RuntimeOptions` and never change a digest.
+
+    Raises:
+        pydantic.ValidationError: a field outside its limit (e.g. a threshold
+            below 0.5), a NaN/inf, an empty model or revision, or an unknown field.
+    """
+
+    model_config = _FROZEN
+
+    model: _StrippedNonEmpty = DEFAULT_MODEL
+    revision: _StrippedNonEmpty = DEFAULT_REVISION
+    entailment_threshold: _Threshold = 0.80
+    contradiction_threshold: _Threshold = 0.80
+    batch_size: Annotated[int, Field(ge=1, le=256)] = 32
+    max_evidence: Annotated[int, Field(ge=1, le=256)] = 64
+    max_group_size: Annotated[int, Field(ge=1, le=3)] = 2
+    group_candidate_limit: Annotated[int, Field(ge=2, le=16)] = 8
+    entailment_policy: EntailmentPolicy = "speech_act_guarded"
+    refutation_policy: RefutationPolicy = "explicit_corroboration"
+
+
+class ClaimEvidence(BaseModel):
+    """One evidence passage (a retrieved memory) with its typed provenance.
+
+    Field names and order are digested (SPEC §6): ``evidence_sha256`` covers
+    all nine fields, nulls included, in caller order.
+    """
+
+    model_config = _FROZEN
+
+    reference: _StrippedNonEmpty
+    memory_id: UUID
+    text: _StrippedNonEmpty
+    source_type: Optional[SourceType] = None
+    epistemic_type: Optional[EpistemicType] = None
+    lifecycle_state: Optional[LifecycleState] = None
+    event_time: Optional[datetime] = None
+    valid_from: Optional[datetime] = None
+    valid_to: Optional[datetime] = None
+
+
+def _check_distribution(entailment: float, contradiction: float, neutral: float) -> None:
+    total = entailment + contradiction + neutral
+    if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=PROBABILITY_SUM_TOLERANCE):
+        raise ValueError(
+            f"entailment + contradiction + neutral must sum to 1 within "
+            f"{PROBABILITY_SUM_TOLERANCE:g}, got {total!r}"
+        )
+
+
+class EvidenceGroupScore(BaseModel):
+    """Model probabilities for one evidence group, passages in premise order."""
+
+    model_config = _FROZEN
+
+    references: tuple[str, ...] = Field(min_length=1)
+    memory_ids: tuple[UUID, ...] = Field(min_length=1)
+    entailment: _Probability
+    contradiction: _Probability
+    neutral: _Probability
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "EvidenceGroupScore":
+        if len(self.references) != len(self.memory_ids):
+            raise ValueError("references and memory_ids must have the same length")
+        _check_distribution(self.entailment, self.contradiction, self.neutral)
+        return self
+
+
+class LocalizedEvidenceAssessment(BaseModel):
+    """One localized recheck of a guard-blocked entailing group (SPEC §5, schema 3).
+
+    ``included_segment_numbers`` holds one sorted tuple of one-based segment
+    numbers per passage of the group (empty when nothing of that passage was
+    kept). Probabilities are all ``None`` when no model call was made, and all
+    present (summing to 1) when one was.
+    """
+
+    model_config = _FROZEN
+
+    references: tuple[str, ...] = Field(min_length=1)
+    memory_ids: tuple[UUID, ...] = Field(min_length=1)
+    included_segment_numbers: tuple[tuple[Annotated[int, Field(ge=1)], ...], ...]
+    premise_sha256: Optional[_Sha256] = None
+    model_called: bool
+    entailment: Optional[_Probability] = None
+    contradiction: Optional[_Probability] = None
+    neutral: Optional[_Probability] = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "LocalizedEvidenceAssessment":
+        n = len(self.memory_ids)
+        if len(self.references) != n or len(self.included_segment_numbers) != n:
+            raise ValueError(
+                "references, memory_ids and included_segment_numbers must have the same length"
+            )
+        for numbers in self.included_segment_numbers:
+            if list(numbers) != sorted(set(numbers)):
+                raise ValueError("included_segment_numbers must be sorted and unique per passage")
+        probabilities = (self.entailment, self.contradiction, self.neutral)
+        if self.model_called:
+            if any(p is None for p in probabilities) or self.premise_sha256 is None:
+                raise ValueError("a recheck with model_called=True needs premise_sha256 and all three probabilities")
+            _check_distribution(*probabilities)  # type: ignore[arg-type]
+        elif any(p is not None for p in probabilities):
+            raise ValueError("a recheck without a model call has no probabilities")
+        return self
+
+
+class ClaimVerification(BaseModel):
+    """The auditable result of one verification (SPEC §1, §3, §6).
+
+    Schema 3 results are written; schema 1 and 2 results (without
+    ``localized_assessments``, and for schema 1 without the bases) still
+    validate when read back.
+    """
+
+    model_config = _FROZEN
+
+    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION
+    claim: _StrippedNonEmpty
+    status: ClaimVerificationStatus
+    supporting_group: tuple[UUID, ...] = ()
+    refuting_group: tuple[UUID, ...] = ()
+    supporting_basis: Optional[SupportingBasis] = None
+    refuting_basis: Optional[RefutingBasis] = None
+    group_scores: tuple[EvidenceGroupScore, ...] = ()
+    localized_assessments: tuple[LocalizedEvidenceAssessment, ...] = ()
+    limitations: tuple[Limitation, ...] = ()
+    model: _StrippedNonEmpty
+    requested_revision: _StrippedNonEmpty
+    resolved_revision: Optional[str] = None
+    model_called: bool
+    configuration_sha256: _Sha256
+    claim_sha256: _Sha256
+    evidence_sha256: _Sha256
+    evaluation_id: _Sha256
+    result_sha256: _Sha256
+
+    @field_validator("limitations")
+    @classmethod
+    def _unique_limitations(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(value)) != len(value):
+            raise ValueError("limitations must not repeat")
+        return value
+
+    @model_validator(mode="after")
+    def _schema_fields(self) -> "ClaimVerification":
+        if self.schema_version < 3 and self.localized_assessments:
+            raise ValueError("localized_assessments need schema_version 3")
+        if self.schema_version < 2 and (self.supporting_basis or self.refuting_basis):
+            raise ValueError("supporting_basis/refuting_basis need schema_version 2 or later")
+        return self
