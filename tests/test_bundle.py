@@ -1,0 +1,310 @@
+"""Packed context bundles (SPEC §7): the model, the citation rules and JSON round trips."""
+
+from __future__ import annotations
+
+import doctest
+import re
+from datetime import datetime, timezone
+from uuid import UUID
+
+import pydantic
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import verifier.bundle
+from verifier.bundle import (
+    BundleCandidate,
+    BundleClaimRequest,
+    ContextBundle,
+    bundle_evidence,
+    citation_forms,
+    is_cited,
+)
+from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
+
+ID1 = UUID("11111111-1111-4111-8111-111111111111")
+ID2 = UUID("22222222-2222-4222-8222-222222222222")
+ID3 = UUID("33333333-3333-4333-8333-333333333333")
+ID4 = UUID("44444444-4444-4444-8444-444444444444")
+
+
+def candidate(reference: str, memory_id: UUID, text: str | None, **provenance: object) -> BundleCandidate:
+    return BundleCandidate(reference=reference, memory_id=memory_id, rendered_text=text, **provenance)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- is_cited
+
+
+@pytest.mark.parametrize(
+    ("reference", "context", "expected"),
+    [
+        ("M1", "[M1] The launch is Tuesday.", True),
+        ("M1", 'Sources: "M1" says the launch is Tuesday.', True),
+        ("M1", '[{"id":"M1","text":"The launch is Tuesday."}]', True),
+        ("M1", '[{"id": "M1", "text": "The launch is Tuesday."}]', True),
+        ("mem-7", "see [mem-7] and [mem-8]", True),
+        # Not citations: bare, different case, a longer label, single quotes, parentheses.
+        ("M1", "M1: The launch is Tuesday.", False),
+        ("M1", "[m1] The launch is Tuesday.", False),
+        ("M1", "[M10] The launch is Tuesday.", False),
+        ("M1", '"M10" says so', False),
+        ("M1", "'M1' says so", False),
+        ("M1", "(M1) says so", False),
+        ("M1", "", False),
+        ("  ", "[  ]", False),
+    ],
+)
+def test_is_cited_forms(reference: str, context: str, expected: bool) -> None:
+    assert is_cited(reference, context) is expected
+
+
+def test_is_cited_json_escaped_reference() -> None:
+    """A reference with a quote is cited by its JSON string literal in a JSON-rendered context."""
+    assert citation_forms('a"b') == ('"a"b"', "[a\"b]", '"a\\"b"')
+    assert is_cited('a"b', '{"id":"a\\"b"}')
+    assert citation_forms("M1") == ('"M1"', "[M1]")
+
+
+# ---------------------------------------------------------------- bundle_evidence rules
+
+
+def test_uses_rendered_text_and_copies_provenance_in_bundle_order() -> None:
+    when = datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc)
+    bundle = ContextBundle(
+        rendered_context="[M2] Launch moved to Wednesday.\n[M1] The launch is Tuesday.",
+        candidates=(
+            candidate(
+                "M1",
+                ID1,
+                "The launch is Tuesday.",
+                source_type=SourceType.USER_STATED,
+                epistemic_type=EpistemicType.ASSERTED,
+                lifecycle_state=LifecycleState.SUPERSEDED,
+                event_time=when,
+                valid_from=when,
+                valid_to=None,
+            ),
+            candidate("M2", ID2, "  Launch moved to Wednesday.  "),
+        ),
+    )
+    assert bundle_evidence(bundle) == (
+        ClaimEvidence(
+            reference="M1",
+            memory_id=ID1,
+            text="The launch is Tuesday.",
+            source_type=SourceType.USER_STATED,
+            epistemic_type=EpistemicType.ASSERTED,
+            lifecycle_state=LifecycleState.SUPERSEDED,
+            event_time=when,
+            valid_from=when,
+        ),
+        ClaimEvidence(reference="M2", memory_id=ID2, text="Launch moved to Wednesday."),
+    )
+
+
+def test_rendered_text_not_full_text() -> None:
+    """The evidence text is the rendered (possibly shortened) text, whatever the context says around it."""
+    bundle = ContextBundle(
+        rendered_context="[M1] Launch: Tuesday (summary)",
+        candidates=(candidate("M1", ID1, "Launch: Tuesday (summary)"),),
+    )
+    (evidence,) = bundle_evidence(bundle)
+    assert evidence.text == "Launch: Tuesday (summary)"
+
+
+@pytest.mark.parametrize("missing", [None, "", "   ", "\n\t"])
+def test_skips_candidate_without_rendered_text(missing: str | None) -> None:
+    bundle = ContextBundle(
+        rendered_context="[M1] [M2] The launch is Tuesday.",
+        candidates=(candidate("M1", ID1, missing), candidate("M2", ID2, "The launch is Tuesday.")),
+    )
+    assert [e.reference for e in bundle_evidence(bundle)] == ["M2"]
+
+
+def test_skips_uncited_candidate() -> None:
+    bundle = ContextBundle(
+        rendered_context='[{"id":"M1","text":"The launch is Tuesday."}]',
+        candidates=(
+            candidate("M1", ID1, "The launch is Tuesday."),
+            candidate("M2", ID2, "Packed but cut from the rendered context."),
+            candidate("M3", ID3, "Mentioned bare as M3 only."),
+        ),
+    )
+    assert [e.reference for e in bundle_evidence(bundle)] == ["M1"]
+
+
+def test_all_cited_without_text_gives_no_evidence() -> None:
+    bundle = ContextBundle(rendered_context="[M1]", candidates=(candidate("M1", ID1, None),))
+    assert bundle_evidence(bundle) == ()
+
+
+def test_empty_bundle_gives_no_evidence() -> None:
+    assert bundle_evidence(ContextBundle(rendered_context="")) == ()
+    assert bundle_evidence(ContextBundle(rendered_context="anything", candidates=())) == ()
+
+
+def test_rendered_without_citations_raises_naming_references() -> None:
+    bundle = ContextBundle(
+        rendered_context="The launch is Tuesday. The launch moved to Wednesday.",
+        candidates=(candidate("M1", ID1, "The launch is Tuesday."), candidate("M2", ID2, "Moved to Wednesday.")),
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "bundle was rendered without citations: none of its candidate references ('M1', 'M2') "
+            'appears in rendered_context as "ref", [ref] or "id":"ref"'
+        ),
+    ):
+        bundle_evidence(bundle)
+
+
+def test_rendered_without_citations_message_is_bounded() -> None:
+    candidates = tuple(candidate(f"M{i}", UUID(int=i + 1), "text") for i in range(8))
+    with pytest.raises(ValueError, match=re.escape("('M0', 'M1', 'M2', 'M3', 'M4' and 3 more)")):
+        bundle_evidence(ContextBundle(rendered_context="no labels", candidates=candidates))
+
+
+def test_rendered_without_citations_raises_even_with_evidence_refs() -> None:
+    bundle = ContextBundle(rendered_context="plain", candidates=(candidate("M1", ID1, "plain"),))
+    with pytest.raises(ValueError, match="rendered without citations"):
+        bundle_evidence(bundle, ["M1"])
+
+
+def test_evidence_refs_select_in_bundle_order() -> None:
+    bundle = ContextBundle(
+        rendered_context="[M1] a b [M2] c d [M3] e f",
+        candidates=(candidate("M1", ID1, "a b"), candidate("M2", ID2, "c d"), candidate("M3", ID3, "e f")),
+    )
+    assert [e.reference for e in bundle_evidence(bundle, ["M3", "M1", "M3"])] == ["M1", "M3"]
+    assert [e.reference for e in bundle_evidence(bundle, (" M2 ",))] == ["M2"]
+    assert bundle_evidence(bundle, []) == ()
+
+
+def test_evidence_refs_naming_skipped_candidate_is_skipped() -> None:
+    bundle = ContextBundle(
+        rendered_context="[M1] a b",
+        candidates=(candidate("M1", ID1, "a b"), candidate("M2", ID2, "uncited"), candidate("M3", ID3, None)),
+    )
+    assert [e.reference for e in bundle_evidence(bundle, ["M1", "M2", "M3"])] == ["M1"]
+
+
+def test_unknown_evidence_ref_raises_naming_it() -> None:
+    bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
+    with pytest.raises(ValueError, match=re.escape("evidence_refs names no candidate of the bundle: 'M9', 'X'")):
+        bundle_evidence(bundle, ["M1", "M9", "X", "M9"])
+
+
+def test_unknown_evidence_ref_on_empty_bundle() -> None:
+    with pytest.raises(ValueError, match=re.escape("evidence_refs names no candidate of the bundle: 'M1'")):
+        bundle_evidence(ContextBundle(rendered_context=""), ["M1"])
+
+
+def test_evidence_refs_as_plain_string_is_a_type_error() -> None:
+    bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
+    with pytest.raises(TypeError, match="not a single string"):
+        bundle_evidence(bundle, "M1")
+
+
+# ---------------------------------------------------------------- the model
+
+
+def test_repeated_reference_rejected_naming_it() -> None:
+    with pytest.raises(pydantic.ValidationError, match=re.escape("candidate reference 'M1' is repeated in the bundle")):
+        ContextBundle(
+            rendered_context="[M1]",
+            candidates=(candidate("M1", ID1, "a"), candidate(" M1 ", ID2, "b")),
+        )
+
+
+def test_models_are_frozen_and_forbid_extra_fields() -> None:
+    c = candidate("M1", ID1, "a b")
+    with pytest.raises(pydantic.ValidationError):
+        c.reference = "M2"  # type: ignore[misc]
+    with pytest.raises(pydantic.ValidationError, match="full_text"):
+        BundleCandidate.model_validate(
+            {"reference": "M1", "memory_id": str(ID1), "rendered_text": "a", "full_text": "hidden"}
+        )
+    with pytest.raises(pydantic.ValidationError, match="rendered_contex"):
+        ContextBundle.model_validate({"rendered_contex": "", "candidates": []})
+    with pytest.raises(pydantic.ValidationError, match="reference"):
+        BundleCandidate.model_validate({"reference": "  ", "memory_id": str(ID1)})
+    with pytest.raises(pydantic.ValidationError, match="lifecycle_state"):
+        BundleCandidate.model_validate({"reference": "M1", "memory_id": str(ID1), "lifecycle_state": "retired"})
+
+
+def _full_bundle() -> ContextBundle:
+    when = datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc)
+    return ContextBundle(
+        rendered_context='[{"id":"M1","text":"Ünïcode — launch “Tuesday”"}]\n[M2] second\n',
+        candidates=(
+            candidate(
+                "M1",
+                ID1,
+                "Ünïcode — launch “Tuesday”",
+                source_type=SourceType.TOOL_OUTPUT,
+                epistemic_type=EpistemicType.HYPOTHETICAL,
+                lifecycle_state=LifecycleState.TENTATIVE,
+                event_time=when,
+                valid_from=datetime(2026, 1, 1),
+                valid_to=when,
+            ),
+            candidate("M2", ID2, "second"),
+            candidate("M3", ID3, None),
+        ),
+    )
+
+
+def test_json_round_trip_unchanged() -> None:
+    bundle = _full_bundle()
+    text = bundle.model_dump_json()
+    again = ContextBundle.model_validate_json(text)
+    assert again == bundle
+    assert again.model_dump_json() == text
+    assert bundle_evidence(again) == bundle_evidence(bundle)
+
+
+def test_request_round_trip_unchanged() -> None:
+    request = BundleClaimRequest(id="row-1", claim="The launch is Tuesday.", bundle=_full_bundle(), evidence_refs=("M1",))
+    assert BundleClaimRequest.model_validate_json(request.model_dump_json()) == request
+    with pytest.raises(pydantic.ValidationError, match="evidence"):
+        BundleClaimRequest.model_validate({"claim": "x", "bundle": {"rendered_context": ""}, "evidence": []})
+
+
+_refs = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=8).filter(
+    lambda s: s.strip() == s and s != ""
+)
+
+
+@given(
+    st.lists(st.tuples(_refs, st.one_of(st.none(), st.text(max_size=20)), st.booleans()), max_size=6, unique_by=lambda t: t[0]),
+    st.text(max_size=30),
+)
+def test_round_trip_and_rules_property(rows: list[tuple[str, str | None, bool]], noise: str) -> None:
+    """Any bundle round-trips through JSON, and evidence is exactly the cited, non-blank candidates in order."""
+    candidates = tuple(candidate(ref, UUID(int=i + 1), text) for i, (ref, text, _) in enumerate(rows))
+    context = noise + "".join(f"[{ref}]" for ref, _, cite in rows if cite)
+    bundle = ContextBundle(rendered_context=context, candidates=candidates)
+    assert ContextBundle.model_validate_json(bundle.model_dump_json()) == bundle
+    cited = [is_cited(c.reference, context) for c in candidates]
+    if candidates and not any(cited):
+        with pytest.raises(ValueError, match="rendered without citations"):
+            bundle_evidence(bundle)
+        return
+    expected = [
+        c.reference
+        for c, is_c in zip(candidates, cited)
+        if is_c and c.rendered_text is not None and c.rendered_text.strip()
+    ]
+    assert [e.reference for e in bundle_evidence(bundle)] == expected
+    for e in bundle_evidence(bundle):
+        rendered = next(c.rendered_text for c in candidates if c.reference == e.reference)
+        assert rendered is not None
+        # ClaimEvidence strips Unicode White_Space only, str.strip() also strips \x1c-\x1f.
+        assert e.text in rendered and e.text.strip() == rendered.strip()
+
+
+def test_module_doctests() -> None:
+    results = doctest.testmod(verifier.bundle)
+    assert results.attempted >= 5
+    assert results.failed == 0
