@@ -57,6 +57,7 @@ __all__ = [
     "EvidenceGroupScore",
     "LocalizedEvidenceAssessment",
     "ClaimVerification",
+    "ClaimRequest",
 ]
 
 #: Default NLI cross-encoder (Sentence Transformers model table: 90.04 MNLI-mismatched accuracy).
@@ -299,3 +300,18 @@ class ClaimVerification(BaseModel):
         if self.schema_version < 2 and (self.supporting_basis or self.refuting_basis):
             raise ValueError("supporting_basis/refuting_basis need schema_version 2 or later")
         return self
+
+
+class ClaimRequest(BaseModel):
+    """One claim to verify in a many-claims call or one JSON Lines input row.
+
+    ``id`` is the caller's own label, echoed by the command line; it is not
+    part of any digest.
+    """
+
+    model_config = _FROZEN
+
+    id: Optional[str] = None
+    claim: str
+    evidence: tuple[ClaimEvidence, ...] = ()
+    requires_complete_set: bool = False

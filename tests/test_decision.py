@@ -1,0 +1,314 @@
+"""SPEC §3 and every example of SPEC §8, over a scripted scorer that records the premises it was sent."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from uuid import UUID
+
+import numpy as np
+import pytest
+
+from verifier import (
+    ClaimEvidence,
+    ClaimVerification,
+    ClaimVerificationConfig,
+    ClaimVerificationError,
+    ClaimVerificationStatus,
+    ClaimVerifier,
+    EpistemicType,
+    LifecycleState,
+    RuntimeOptions,
+    ScriptedScorer,
+)
+
+NEUTRAL = (0.02, 0.01)
+
+
+def ev(n: int, text: str, **provenance: object) -> ClaimEvidence:
+    return ClaimEvidence(reference=f"m{n}", memory_id=UUID(int=n), text=text, **provenance)  # type: ignore[arg-type]
+
+
+def run(scores: dict, claim: str, evidence: list[ClaimEvidence], **config: object) -> tuple[ClaimVerification, ScriptedScorer]:
+    scorer = ScriptedScorer(scores, default=NEUTRAL, resolved_revision="abc123")
+    verifier = ClaimVerifier(ClaimVerificationConfig(**config), scorer=scorer)  # type: ignore[arg-type]
+    return verifier.verify_sync(claim, evidence), scorer
+
+
+def test_single_passage_supports_and_no_pairs_are_scored() -> None:
+    evidence = [ev(1, "Topically related only."), ev(2, "The deployment date is May 4.")]
+    result, scorer = run(
+        {"The deployment date is May 4.": (0.98, 0.01)}, "The deployment date is May 4.", evidence
+    )
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+    assert result.supporting_group == (UUID(int=2),)
+    assert result.supporting_basis == "model_entailment"
+    assert len(result.group_scores) == 2
+    assert scorer.calls == [
+        [("Topically related only.", "The deployment date is May 4."),
+         ("The deployment date is May 4.", "The deployment date is May 4.")]
+    ]
+    assert result.model_called and result.resolved_revision == "abc123"
+    assert result.limitations == ()
+
+
+def test_pair_supports_with_caller_order_premise() -> None:
+    pair = "[E1] The trip starts in Austin.\n[E2] The next stop after Austin is Tulsa."
+    evidence = [ev(1, "The trip starts in Austin."), ev(2, "The next stop after Austin is Tulsa.")]
+    result, scorer = run({pair: (0.91, 0.02)}, "Tulsa follows Austin on the trip.", evidence)
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+    assert result.supporting_group == (UUID(int=1), UUID(int=2))
+    assert scorer.premises == [evidence[0].text, evidence[1].text, pair]
+    assert [len(score.memory_ids) for score in result.group_scores] == [1, 1, 2]
+
+
+def test_pair_premise_keeps_caller_order_even_when_ranking_prefers_the_second() -> None:
+    """Regression: ranking selects candidates but must not reorder the premise (seed: composition misses)."""
+    evidence = [ev(9, "The trip starts in Austin."), ev(1, "The next stop after Austin is Tulsa.")]
+    scores = {"The next stop after Austin is Tulsa.": (0.5, 0.1)}
+    result, scorer = run(scores, "Tulsa follows Austin on the trip.", evidence)
+    assert scorer.premises[-1] == "[E1] The trip starts in Austin.\n[E2] The next stop after Austin is Tulsa."
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+
+
+def test_entailing_and_contradicting_passages_contest() -> None:
+    evidence = [ev(1, "The launch is Tuesday."), ev(2, "The launch is not Tuesday; it is Wednesday.")]
+    result, _ = run(
+        {evidence[0].text: (0.95, 0.01), evidence[1].text: (0.01, 0.97)}, "The launch is Tuesday.", evidence
+    )
+    assert result.status is ClaimVerificationStatus.CONTESTED
+    assert result.supporting_group == (UUID(int=1),)
+    assert result.refuting_group == (UUID(int=2),)
+    assert result.refuting_basis == "model_contradiction"
+
+
+def test_desire_does_not_refute_a_completed_action() -> None:
+    evidence = [ev(1, "I want to deploy after the tests pass.")]
+    result, _ = run({evidence[0].text: (0.01, 0.97)}, "The user deployed the release.", evidence)
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+    assert result.limitations == ("uncorroborated_model_contradiction",)
+    assert result.group_scores[0].contradiction == 0.97
+    assert result.refuting_group == () and result.refuting_basis is None
+
+
+@pytest.mark.parametrize(
+    ("passage", "claim"),
+    [("The launch is Wednesday.", "The launch is Tuesday."), ("The service listens on port 8443.", "The service listens on port 8080.")],
+)
+def test_value_mismatch_corroborates_refutation(passage: str, claim: str) -> None:
+    result, _ = run({passage: (0.01, 0.97)}, claim, [ev(1, passage)])
+    assert result.status is ClaimVerificationStatus.REFUTED
+    assert result.refuting_basis == "model_contradiction"
+    assert result.limitations == ()
+
+
+def test_group_labels_are_not_values() -> None:
+    evidence = [ev(1, "The release train left."), ev(2, "Deployments were paused.")]
+    pair = "[E1] The release train left.\n[E2] Deployments were paused."
+    result, _ = run({pair: (0.01, 0.97)}, "Release 4 was deployed.", evidence)
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+    assert result.limitations == ("uncorroborated_model_contradiction",)
+    assert len(result.group_scores) == 3
+
+
+def test_desire_passage_blocked_with_uncalled_recheck() -> None:
+    evidence = [ev(1, "I want to enable passkeys after the security review.")]
+    result, scorer = run({evidence[0].text: (0.98, 0.01)}, "The user enabled passkeys.", evidence)
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+    assert result.limitations == ("uncorroborated_model_entailment",)
+    (assessment,) = result.localized_assessments
+    assert assessment.included_segment_numbers == ((),)
+    assert assessment.model_called is False and assessment.premise_sha256 is None
+    assert assessment.entailment is None
+    assert len(scorer.calls) == 1
+
+
+def test_localized_recheck_supports() -> None:
+    text = "The team wants a quieter launch.\nThe release shipped on Tuesday.\nDid the customer receive the notice?"
+    evidence = [ev(1, text)]
+    result, scorer = run(
+        {text: (0.98, 0.01), "The release shipped on Tuesday.": (0.96, 0.01)}, "The release shipped on Tuesday.", evidence
+    )
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+    assert result.supporting_basis == "localized_model_entailment"
+    (assessment,) = result.localized_assessments
+    assert assessment.included_segment_numbers == ((2,),)
+    assert assessment.model_called is True
+    assert assessment.premise_sha256 == hashlib.sha256(b"The release shipped on Tuesday.").hexdigest()
+    assert assessment.entailment == 0.96
+    assert scorer.premises == [text, "The release shipped on Tuesday."]
+    assert result.limitations == ()
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage"),
+    [
+        ("The user wants offline sync.", "I would like offline sync."),
+        ("The team asked whether the keys were rotated.", "Did the team rotate the keys?"),
+    ],
+)
+def test_claim_that_keeps_the_speech_act_is_supported(claim: str, passage: str) -> None:
+    result, _ = run({passage: (0.95, 0.01)}, claim, [ev(1, passage)])
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+    assert result.supporting_basis == "model_entailment"
+
+
+def test_hypothetical_passage_only_supports_an_uncertain_claim() -> None:
+    plain = [ev(1, "The deployment happens after approval.", epistemic_type=EpistemicType.HYPOTHETICAL)]
+    result, _ = run({plain[0].text: (0.97, 0.01)}, "The deployment happens after approval.", plain)
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+    assert result.localized_assessments[0].included_segment_numbers == ((),)
+    could = [ev(1, "The deployment could happen after approval.", epistemic_type=EpistemicType.HYPOTHETICAL)]
+    result, _ = run({could[0].text: (0.97, 0.01)}, "The deployment might happen after approval.", could)
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+
+
+def test_explicit_negation_overlap_contests_with_neutral_model() -> None:
+    evidence = [ev(1, "Ravi owns the ingestion pipeline."), ev(2, "Ravi no longer owns ingestion; Tessa owns it.")]
+    result, _ = run({evidence[0].text: (0.997, 0.001)}, "Ravi owns the ingestion pipeline.", evidence)
+    assert result.status is ClaimVerificationStatus.CONTESTED
+    assert result.refuting_basis == "explicit_negation_overlap"
+    assert result.refuting_group == (UUID(int=2),)
+
+
+def test_wrong_relation_negation_is_insufficient() -> None:
+    evidence = [ev(1, "Nadia did not attend the Atlas project review.")]
+    result, _ = run({evidence[0].text: (0.01, 0.95)}, "Nadia leads the Atlas project.", evidence)
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+    assert result.limitations == ("uncorroborated_model_contradiction",)
+
+
+def test_negated_claim_supports_itself_without_self_refutation() -> None:
+    evidence = [ev(1, "Alice does not use Jira.")]
+    result, _ = run({evidence[0].text: (0.97, 0.01)}, "Alice does not use Jira.", evidence)
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+    assert result.refuting_group == ()
+
+
+def test_requires_complete_set_and_empty_evidence_make_no_model_call() -> None:
+    scorer = ScriptedScorer({})
+    verifier = ClaimVerifier(scorer=scorer)
+    incomplete = verifier.verify_sync(
+        "There are exactly four deployment concerns.", [ev(1, "One concern is latency.")], requires_complete_set=True
+    )
+    assert incomplete.status is ClaimVerificationStatus.INCOMPLETE
+    assert incomplete.limitations == ("complete_set_requires_structured_aggregation",)
+    assert incomplete.group_scores == () and not incomplete.model_called and incomplete.resolved_revision is None
+    empty = verifier.verify_sync("The launch is Tuesday.", [])
+    assert empty.status is ClaimVerificationStatus.INSUFFICIENT and not empty.model_called
+    assert scorer.calls == []
+
+
+def test_engine_is_never_built_without_a_model_call(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    verifier = ClaimVerifier(runtime=RuntimeOptions(model_dir=tmp_path / "missing"))
+    result = verifier.verify_sync("All four concerns are known.", [], requires_complete_set=True)
+    assert result.status is ClaimVerificationStatus.INCOMPLETE
+    assert verifier._scorer is None
+
+
+def test_model_only_policies() -> None:
+    evidence = [ev(1, "I want to deploy after the tests pass.")]
+    result, _ = run(
+        {evidence[0].text: (0.01, 0.97)}, "The user deployed the release.", evidence, refutation_policy="model_only"
+    )
+    assert result.status is ClaimVerificationStatus.REFUTED and result.limitations == ()
+    evidence = [ev(1, "I want to enable passkeys after the security review.")]
+    result, _ = run(
+        {evidence[0].text: (0.98, 0.01)}, "The user enabled passkeys.", evidence, entailment_policy="model_only"
+    )
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+    assert result.localized_assessments == () and result.limitations == ()
+
+
+def test_stops_at_first_deciding_size_and_best_group() -> None:
+    texts = ["Alpha is red.", "Beta is blue.", "Gamma is green."]
+    evidence = [ev(i + 1, t) for i, t in enumerate(texts)]
+    p12 = "[E1] Alpha is red.\n[E2] Beta is blue."
+    p13 = "[E1] Alpha is red.\n[E2] Gamma is green."
+    result, scorer = run({p12: (0.85, 0.01), p13: (0.93, 0.01)}, "Colors are assigned.", evidence, max_group_size=3)
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+    assert result.supporting_group == (UUID(int=1), UUID(int=3))
+    assert len(scorer.calls) == 2  # singles, then pairs; no triples
+    assert len(result.group_scores) == 6
+
+
+def test_candidate_limit_ranks_then_restores_caller_order() -> None:
+    texts = [f"Fact number {name}." for name in "abcde"]
+    evidence = [ev(i + 1, t) for i, t in enumerate(texts)]
+    scores = {texts[4]: (0.6, 0.1), texts[0]: (0.1, 0.5), texts[2]: (0.3, 0.2)}
+    result, scorer = run(scores, "Something holds.", evidence, group_candidate_limit=3)
+    pairs = scorer.calls[1]
+    assert [p for p, _ in pairs] == [
+        "[E1] Fact number a.\n[E2] Fact number c.",
+        "[E1] Fact number a.\n[E2] Fact number e.",
+        "[E1] Fact number c.\n[E2] Fact number e.",
+    ]
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+
+
+def test_validation_errors() -> None:
+    verifier = ClaimVerifier(ClaimVerificationConfig(max_evidence=2), scorer=ScriptedScorer({}, default=NEUTRAL))
+    with pytest.raises(ValueError, match="claim must not be empty"):
+        verifier.verify_sync("   ", [])
+    with pytest.raises(ValueError, match=re.escape("max_evidence=2")):
+        verifier.verify_sync("x y", [ev(1, "a"), ev(2, "b"), ev(3, "c")])
+    with pytest.raises(ValueError, match=re.escape("reference 'm1' is repeated")):
+        verifier.verify_sync("x y", [ev(1, "a"), ClaimEvidence(reference="m1", memory_id=UUID(int=5), text="b")])
+    with pytest.raises(ValueError, match=re.escape(f"memory_id {UUID(int=1)} is repeated")):
+        verifier.verify_sync("x y", [ev(1, "a"), ClaimEvidence(reference="m9", memory_id=UUID(int=1), text="b")])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.array([[0.5, 0.5]]),
+        np.array([[np.nan, 0.5, 0.5]]),
+        np.array([[1.2, -0.1, -0.1]]),
+        np.array([[0.5, 0.3, 0.1]]),
+    ],
+)
+def test_invalid_scores_raise(bad: np.ndarray) -> None:
+    class Bad:
+        def score(self, pairs):  # type: ignore[no-untyped-def]
+            return bad
+
+    with pytest.raises(ClaimVerificationError):
+        ClaimVerifier(scorer=Bad()).verify_sync("The launch is Tuesday.", [ev(1, "Launch Tuesday.")])
+
+
+def test_async_and_sync_agree() -> None:
+    evidence = [ev(1, "The launch is Tuesday."), ev(2, "The launch is not Tuesday; it is Wednesday.")]
+    scores = {evidence[0].text: (0.95, 0.01), evidence[1].text: (0.01, 0.97)}
+    verifier = ClaimVerifier(scorer=ScriptedScorer(scores, default=NEUTRAL))
+    sync = verifier.verify_sync("The launch is Tuesday.", evidence)
+    result = asyncio.run(verifier.verify("The launch is Tuesday.", evidence))
+    assert result == sync
+
+
+def test_eager_schedule_equals_staged() -> None:
+    evidence = [ev(1, "The trip starts in Austin."), ev(2, "The next stop after Austin is Tulsa."), ev(3, "Noise.")]
+    pair = "[E1] The trip starts in Austin.\n[E2] The next stop after Austin is Tulsa."
+    results = {}
+    for schedule in ("staged", "eager"):
+        scorer = ScriptedScorer({pair: (0.91, 0.02)}, default=NEUTRAL)
+        verifier = ClaimVerifier(scorer=scorer, runtime=RuntimeOptions(schedule=schedule))
+        results[schedule] = (verifier.verify_sync("Tulsa follows Austin on the trip.", evidence), scorer)
+    assert results["eager"][0] == results["staged"][0]
+    assert len(results["eager"][1].calls) == 1 and len(results["staged"][1].calls) == 2
+
+
+def test_verify_many_equals_one_by_one() -> None:
+    evidence = [ev(1, "The launch is Tuesday."), ev(2, "The launch is not Tuesday; it is Wednesday.")]
+    scores = {evidence[0].text: (0.95, 0.01), evidence[1].text: (0.01, 0.97)}
+    requests = [
+        {"claim": "The launch is Tuesday.", "evidence": evidence},
+        {"claim": "The launch is Friday.", "evidence": evidence},
+        {"claim": "Exactly two launches.", "evidence": evidence, "requires_complete_set": True},
+        {"claim": "Nothing here.", "evidence": []},
+    ]
+    scorer = ScriptedScorer(scores, default=NEUTRAL)
+    many = ClaimVerifier(scorer=scorer).verify_many_sync(requests)
+    single = [ClaimVerifier(scorer=ScriptedScorer(scores, default=NEUTRAL)).verify_sync(**r) for r in requests]
+    assert many == single
+    assert len(scorer.calls[0]) == 4  # both claims' singles in one call

@@ -1,0 +1,92 @@
+"""Torch-free, auditable claim verification with a local three-label NLI cross-encoder.
+
+Given one declarative claim and a few exact evidence passages, decide whether
+the passages support, refute, contest or fail to establish it — or return
+``incomplete`` for exhaustive count/list claims — using an NLI cross-encoder
+exported to ONNX (``python -m export``) and run with onnxruntime. See SPEC.md
+for the contract.
+
+Example:
+    >>> from verifier import ClaimVerifier, ClaimEvidence
+    >>> verifier = ClaimVerifier()  # loads models/nli-deberta-v3-base-6c749ce3425c lazily
+    >>> result = verifier.verify_sync("The launch is Tuesday.", [...])  # doctest: +SKIP
+
+Importing this package is cheap: onnxruntime and tokenizers are imported only
+when the engine first loads a model, and torch/transformers never.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .decision import ClaimVerifier, EvidenceInput
+from .options import RuntimeOptions, default_model_dir
+from .scoring import RecordedScorer, Scorer, ScriptedScorer, validate_scores
+from .types import (
+    DEFAULT_MODEL,
+    DEFAULT_REVISION,
+    SCHEMA_VERSION,
+    SUPPORTED_SCHEMA_VERSIONS,
+    ClaimEvidence,
+    ClaimRequest,
+    ClaimVerification,
+    ClaimVerificationConfig,
+    ClaimVerificationError,
+    ClaimVerificationStatus,
+    EpistemicType,
+    EvidenceGroupScore,
+    LifecycleState,
+    LocalizedEvidenceAssessment,
+    SourceType,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .bundle import BundleCandidate, ContextBundle
+    from .engine import OnnxScorer
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_REVISION",
+    "SCHEMA_VERSION",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "BundleCandidate",
+    "ClaimEvidence",
+    "ClaimRequest",
+    "ClaimVerification",
+    "ClaimVerificationConfig",
+    "ClaimVerificationError",
+    "ClaimVerificationStatus",
+    "ClaimVerifier",
+    "ContextBundle",
+    "EpistemicType",
+    "EvidenceGroupScore",
+    "EvidenceInput",
+    "LifecycleState",
+    "LocalizedEvidenceAssessment",
+    "OnnxScorer",
+    "RecordedScorer",
+    "RuntimeOptions",
+    "Scorer",
+    "ScriptedScorer",
+    "SourceType",
+    "default_model_dir",
+    "validate_scores",
+]
+
+_LAZY = {
+    "BundleCandidate": "bundle",
+    "ContextBundle": "bundle",
+    "OnnxScorer": "engine",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the bundle model and the ONNX engine only when first asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verifier' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,354 @@
+"""Deterministic speech-act, negation and value guards (SPEC §4) and segmentation (SPEC §5).
+
+Pure functions of text and typed provenance: no model, no I/O, no state. All
+patterns are compiled once, are case-insensitive and word-bounded where the
+contract says so, and contain no nested quantifiers, so every guard runs in
+time linear in the length of its input (a 100 kB passage is fine).
+
+These rules are the *reference* behaviour that recorded results are replayed
+against: they are literal on purpose (straight apostrophes only in negation
+cues, "may" counted as a month, value supersets counted as conflicts). A
+stricter policy must be a separately named policy, never a silent change here
+(SPEC §9).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .types import EpistemicType, LifecycleState
+
+__all__ = [
+    "SpeechActMode",
+    "Provenance",
+    "PassageView",
+    "speech_act_modes",
+    "is_compatible",
+    "modality_preserved",
+    "negated_clauses",
+    "has_negated_clause",
+    "content_tokens",
+    "has_negation_or_correction_cue",
+    "concrete_values",
+    "values_conflict",
+    "exact_negation",
+    "entailment_guard",
+    "refutation_guard",
+    "split_segments",
+    "localize",
+    "LocalizedPremise",
+    "join_premise",
+]
+
+#: The speech-act modes of SPEC §4.1.
+SpeechActMode = str
+DESIRE = "desire"
+ATTEMPT = "attempt"
+PLAN = "plan"
+ADVICE = "advice"
+UNCERTAINTY = "uncertainty"
+CONDITIONAL = "conditional"
+UNVERIFIED = "unverified"
+QUESTION = "question"
+
+_I = re.IGNORECASE
+
+# SPEC §4.1 — one alternation per mode; "…" is the stem followed by word characters.
+_MODE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        DESIRE,
+        re.compile(
+            r"\b(?:wants?|wanted|would\s+like|wish(?:es|ed)?|hopes?|hoped|needs?|needed|aim\w*|seek\w*)\b"
+            r"|\w['\u2019]d\s+like\b",
+            _I,
+        ),
+    ),
+    (ATTEMPT, re.compile(r"\b(?:try|tries|tried|trying|attempt\w*|work(?:s|ed|ing)?\s+(?:on|to))\b", _I)),
+    (PLAN, re.compile(r"\b(?:plan(?:s|ned|ning)?|intend\w*|schedul\w*|consider\w*|explor\w*|evaluat\w*)\b", _I)),
+    (ADVICE, re.compile(r"\b(?:should|ought|recommend\w*|suggest\w*|advis\w*)\b", _I)),
+    (
+        UNCERTAINTY,
+        re.compile(r"\b(?:might|maybe|perhaps|possible|possibly|potentially|uncertain|whether)\b", _I),
+    ),
+    (CONDITIONAL, re.compile(r"\b(?:if|unless|provided\s+that|in\s+case)\b", _I)),
+    (UNVERIFIED, re.compile(r"\b(?:unverified|unconfirmed|reportedly|allegedly)\b", _I)),
+    (
+        QUESTION,
+        re.compile(
+            r"\?|\b(?:ask|asks|asked|asking|questions?|questioned|questioning|wonder(?:s|ed|ing)?|whether)\b",
+            _I,
+        ),
+    ),
+)
+
+# SPEC §4.4 — clause boundaries and negation cues (straight apostrophe only, literal).
+_CLAUSE_BOUNDARY = re.compile(r"[.;!?]")
+_NEGATION = re.compile(
+    r"\b(?:not|never|no\s+longer|cannot|can't|isn't|aren't|wasn't|weren't|didn't|doesn't|don't|won't)\b",
+    _I,
+)
+
+# SPEC §4.6 — negation or correction cue in the claim.
+_CORRECTION_CUE = re.compile(
+    r"\b(?:no|not|never|neither|nor|without|cannot|can't|isn't|aren't|wasn't|weren't|didn't|doesn't|"
+    r"don't|won't|instead|rather\s+than|switched\s+from|replaced|incorrect|false)\b",
+    _I,
+)
+
+# SPEC §4.5 — content tokens.
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_GENERIC_WORDS = frozenset(
+    """a an and app application are at be by currently did do does for from in i is it longer no not
+    of on pipeline project service system that team the this to user was were we will with you""".split()
+)
+
+# SPEC §4.6 — concrete values.
+_NUMBER = re.compile(r"(?<!\w)-?\d+(?:\.\d+)?(?!\w)")
+_WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", _I)
+_MONTH = re.compile(
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b", _I
+)
+_VALUE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("number", _NUMBER),
+    ("weekday", _WEEKDAY),
+    ("month", _MONTH),
+)
+
+# SPEC §5 — segment boundaries: line breaks, and a sentence end (. ! ?) followed by
+# whitespace, then an optional opening quote or bracket and an upper-case letter or digit.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'\u201c\u2018(\[{]?[A-Z0-9])")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """The typed provenance fields the guards read (SPEC §4.2)."""
+
+    epistemic_type: Optional[EpistemicType] = None
+    lifecycle_state: Optional[LifecycleState] = None
+
+
+@dataclass(frozen=True)
+class PassageView:
+    """A passage as the guards see it: text plus typed provenance."""
+
+    text: str
+    provenance: Provenance = Provenance()
+
+
+def speech_act_modes(text: str) -> frozenset[SpeechActMode]:
+    """The speech-act modes of ``text`` (SPEC §4.1): desire, attempt, plan, advice,
+    uncertainty, conditional, unverified, question."""
+    return frozenset(mode for mode, pattern in _MODE_PATTERNS if pattern.search(text))
+
+
+_RETIRED_LIFECYCLES = frozenset({LifecycleState.SUPERSEDED, LifecycleState.DEPRECATED, LifecycleState.ARCHIVED})
+
+
+def is_compatible(provenance: Provenance, claim_modes: frozenset[SpeechActMode]) -> bool:
+    """Typed compatibility of a passage with a claim (SPEC §4.2).
+
+    Superseded, deprecated or archived lifecycle, or deprecated epistemic type:
+    never. Hypothetical: only for an uncertain or conditional claim.
+    Conditional: only for a conditional claim. Unverified: only for an
+    unverified or uncertain claim. Otherwise compatible.
+    """
+    if provenance.lifecycle_state in _RETIRED_LIFECYCLES:
+        return False
+    epistemic = provenance.epistemic_type
+    if epistemic == EpistemicType.DEPRECATED:
+        return False
+    if epistemic == EpistemicType.HYPOTHETICAL:
+        return UNCERTAINTY in claim_modes or CONDITIONAL in claim_modes
+    if epistemic == EpistemicType.CONDITIONAL:
+        return CONDITIONAL in claim_modes
+    if epistemic == EpistemicType.UNVERIFIED:
+        return UNVERIFIED in claim_modes or UNCERTAINTY in claim_modes
+    return True
+
+
+def modality_preserved(claim: str, passages: Sequence[PassageView]) -> bool:
+    """SPEC §4.3: every passage compatible and the union of passage modes ⊆ claim modes."""
+    claim_modes = speech_act_modes(claim)
+    for passage in passages:
+        if not is_compatible(passage.provenance, claim_modes):
+            return False
+        if not speech_act_modes(passage.text) <= claim_modes:
+            return False
+    return True
+
+
+def negated_clauses(text: str) -> list[str]:
+    """Clauses (stretches without ``. ; ! ?``) that contain a negation cue (SPEC §4.4)."""
+    return [clause for clause in _CLAUSE_BOUNDARY.split(text) if _NEGATION.search(clause)]
+
+
+def has_negated_clause(text: str) -> bool:
+    """Whether ``text`` has a negated clause (SPEC §4.4)."""
+    return bool(_NEGATION.search(text))
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """Content tokens of SPEC §4.5: ASCII words, case-folded, generic words removed,
+    plurals crudely singularised ("-ies" → "-y" over 4 letters; final "s" dropped
+    over 3 letters unless "ss")."""
+    tokens = set()
+    for word in _WORD.findall(text):
+        folded = word.lower()
+        if folded in _GENERIC_WORDS:
+            continue
+        tokens.add(_singular(folded))
+    return frozenset(tokens)
+
+
+def has_negation_or_correction_cue(text: str) -> bool:
+    """Whether ``text`` has a negation or correction cue (SPEC §4.6)."""
+    return bool(_CORRECTION_CUE.search(text))
+
+
+def concrete_values(text: str) -> dict[str, frozenset[str]]:
+    """Concrete values by kind (SPEC §4.6): ``number`` (as written), ``weekday`` and
+    ``month`` (full English names, case-folded). Kinds with no value are omitted."""
+    values: dict[str, frozenset[str]] = {}
+    for kind, pattern in _VALUE_KINDS:
+        found = frozenset(match.casefold() for match in pattern.findall(text))
+        if found:
+            values[kind] = found
+    return values
+
+
+def values_conflict(claim: str, passages_text: str) -> bool:
+    """Claim and passages both name values of one kind and the two sets differ (SPEC §4.6)."""
+    claim_values = concrete_values(claim)
+    if not claim_values:
+        return False
+    passage_values = concrete_values(passages_text)
+    return any(
+        kind in passage_values and passage_values[kind] != found for kind, found in claim_values.items()
+    )
+
+
+def exact_negation(claim: str, passages: Sequence[PassageView]) -> bool:
+    """SPEC §4.5: the passages carry an exact negation of the claim.
+
+    The claim has no negated clause, modality is preserved, the claim has at
+    least 2 content tokens, and some compatible passage has a negated clause
+    whose content tokens equal the claim's (2-token claims) or contain all of
+    them (longer claims).
+    """
+    if has_negated_clause(claim) or not modality_preserved(claim, passages):
+        return False
+    claim_tokens = content_tokens(claim)
+    if len(claim_tokens) < 2:
+        return False
+    claim_modes = speech_act_modes(claim)
+    for passage in passages:
+        if not is_compatible(passage.provenance, claim_modes):
+            continue
+        for clause in negated_clauses(passage.text):
+            clause_tokens = content_tokens(clause)
+            if len(claim_tokens) == 2:
+                if clause_tokens == claim_tokens:
+                    return True
+            elif claim_tokens <= clause_tokens:
+                return True
+    return False
+
+
+def entailment_guard(claim: str, passages: Sequence[PassageView]) -> bool:
+    """SPEC §4.4: modality preserved and, for a claim without a negated clause, no
+    passage has one."""
+    if not modality_preserved(claim, passages):
+        return False
+    if not has_negated_clause(claim) and any(has_negated_clause(p.text) for p in passages):
+        return False
+    return True
+
+
+def refutation_guard(claim: str, passages: Sequence[PassageView]) -> bool:
+    """SPEC §4.6: modality preserved, and the claim has a negation/correction cue, or
+    claim and passages (raw texts joined by line breaks) name differing values of one
+    kind, or :func:`exact_negation` holds."""
+    if not modality_preserved(claim, passages):
+        return False
+    if has_negation_or_correction_cue(claim):
+        return True
+    if values_conflict(claim, "\n".join(p.text for p in passages)):
+        return True
+    return exact_negation(claim, passages)
+
+
+def join_premise(texts: Sequence[str]) -> str:
+    """Join passages into one premise: ``"[E1] a\\n[E2] b"``; one passage is its bare text (SPEC §3)."""
+    if len(texts) == 1:
+        return texts[0]
+    return "\n".join(f"[E{index}] {text}" for index, text in enumerate(texts, start=1))
+
+
+def split_segments(text: str) -> list[str]:
+    """Split a passage into segments at line breaks and sentence ends (SPEC §5).
+
+    Segments are stripped; empty ones (blank lines) are dropped and not numbered.
+    """
+    segments: list[str] = []
+    for line in _LINE_BREAK.split(text):
+        for piece in _SENTENCE_END.split(line):
+            piece = piece.strip()
+            if piece:
+                segments.append(piece)
+    return segments
+
+
+@dataclass(frozen=True)
+class LocalizedPremise:
+    """Result of localizing a blocked group (SPEC §5).
+
+    ``included_segment_numbers`` has one sorted tuple of one-based segment
+    numbers per passage of the group; ``premise`` is ``None`` when no passage
+    kept anything (then no model call is made).
+    """
+
+    included_segment_numbers: tuple[tuple[int, ...], ...]
+    premise: Optional[str]
+
+
+def _segment_kept(claim: str, claim_negated: bool, segment: str, provenance: Provenance) -> bool:
+    if not modality_preserved(claim, (PassageView(segment, provenance),)):
+        return False
+    return claim_negated or not has_negated_clause(segment)
+
+
+def localize(claim: str, passages: Sequence[PassageView]) -> LocalizedPremise:
+    """Build the localized recheck premise of SPEC §5 for a guard-blocked group.
+
+    A segment is kept when, alone with its passage's provenance, it preserves
+    the claim's modality and — for a claim without a negated clause — has no
+    negated clause. Kept segments of one passage are joined by line breaks;
+    remaining passages are numbered ``[E1]``, ``[E2]``… (one remaining passage:
+    its bare text).
+    """
+    claim_negated = has_negated_clause(claim)
+    numbers: list[tuple[int, ...]] = []
+    kept_texts: list[str] = []
+    for passage in passages:
+        kept = [
+            (index, segment)
+            for index, segment in enumerate(split_segments(passage.text), start=1)
+            if _segment_kept(claim, claim_negated, segment, passage.provenance)
+        ]
+        numbers.append(tuple(index for index, _ in kept))
+        if kept:
+            kept_texts.append("\n".join(segment for _, segment in kept))
+    premise = join_premise(kept_texts) if kept_texts else None
+    return LocalizedPremise(tuple(numbers), premise)
+
