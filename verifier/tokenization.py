@@ -1,0 +1,84 @@
+"""The one place the runtime tokenizer is configured (STYLE §8).
+
+Both the engine and the exporter's parity gate call :func:`load_tokenizer`, so
+the token ids the runtime feeds onnxruntime are exactly the ids the parity gate
+checked against the transformers fast tokenizer.
+
+Padding is *off* in the tokenizer: :func:`pad_encodings` pads each batch with
+numpy to that batch's own longest sequence, using the manifest's pad id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from tokenizers import Encoding, Tokenizer
+
+__all__ = ["load_tokenizer", "encode_pairs", "pad_encodings"]
+
+
+def load_tokenizer(path: Path, *, max_length: int) -> "Tokenizer":
+    """Load ``tokenizer.json`` with the runtime's fixed settings.
+
+    Truncation: ``longest_first`` at ``max_length`` tokens per pair, special
+    tokens included (what transformers' ``truncation=True`` does for pairs).
+    Padding: disabled (see :func:`pad_encodings`).
+
+    Args:
+        path: a ``tokenizer.json`` file (Hugging Face ``tokenizers`` format).
+        max_length: maximum sequence length in tokens (512 for DeBERTa-v3).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        Exception: ``tokenizers`` could not parse the file (re-raised by callers
+            as ``ClaimVerificationError``).
+    """
+    from tokenizers import Tokenizer
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"tokenizer file not found: {path}")
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_length, strategy="longest_first", stride=0)
+    return tokenizer
+
+
+def encode_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) -> list["Encoding"]:
+    """Tokenize (premise, hypothesis) pairs in one Rust batch call, special tokens added.
+
+    Uses ``encode_batch_fast`` (no character offsets) when the installed
+    ``tokenizers`` has it.
+    """
+    inputs = [(premise, hypothesis) for premise, hypothesis in pairs]
+    encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
+    return list(encode(inputs, add_special_tokens=True))
+
+
+def pad_encodings(
+    encodings: Sequence["Encoding"], *, pad_token_id: int, with_token_type_ids: bool
+) -> dict[str, np.ndarray]:
+    """Pad encodings to their own longest sequence as int64 arrays of shape (batch, length).
+
+    Returns ``input_ids`` (pad: ``pad_token_id``), ``attention_mask`` (1 real, 0 pad)
+    and, when ``with_token_type_ids``, ``token_type_ids`` (pad: 0).
+    """
+    lengths = [len(encoding.ids) for encoding in encodings]
+    width = max(lengths) if lengths else 0
+    batch = len(encodings)
+    input_ids = np.full((batch, width), pad_token_id, dtype=np.int64)
+    attention_mask = np.zeros((batch, width), dtype=np.int64)
+    token_type_ids = np.zeros((batch, width), dtype=np.int64) if with_token_type_ids else None
+    for row, (encoding, length) in enumerate(zip(encodings, lengths)):
+        input_ids[row, :length] = encoding.ids
+        attention_mask[row, :length] = 1
+        if token_type_ids is not None:
+            token_type_ids[row, :length] = encoding.type_ids
+    arrays = {"input_ids": input_ids, "attention_mask": attention_mask}
+    if token_type_ids is not None:
+        arrays["token_type_ids"] = token_type_ids
+    return arrays
