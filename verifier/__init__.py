@@ -11,38 +11,38 @@ Example:
     >>> verifier = ClaimVerifier()  # loads models/nli-deberta-v3-base-6c749ce3425c lazily
     >>> result = verifier.verify_sync("The launch is Tuesday.", [...])  # doctest: +SKIP
 
-Importing this package is cheap: onnxruntime and tokenizers are imported only
-when the engine first loads a model, and torch/transformers never.
+Importing this package is cheap: public names load their submodule on first
+access, onnxruntime and tokenizers are imported only when the engine first
+loads a model, and torch/transformers never.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .decision import ClaimVerifier, EvidenceInput
-from .options import RuntimeOptions, default_model_dir
-from .scoring import RecordedScorer, Scorer, ScriptedScorer, validate_scores
-from .types import (
-    DEFAULT_MODEL,
-    DEFAULT_REVISION,
-    SCHEMA_VERSION,
-    SUPPORTED_SCHEMA_VERSIONS,
-    ClaimEvidence,
-    ClaimRequest,
-    ClaimVerification,
-    ClaimVerificationConfig,
-    ClaimVerificationError,
-    ClaimVerificationStatus,
-    EpistemicType,
-    EvidenceGroupScore,
-    LifecycleState,
-    LocalizedEvidenceAssessment,
-    SourceType,
-)
-
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on first access
     from .bundle import BundleCandidate, ContextBundle
+    from .decision import ClaimVerifier, EvidenceInput
     from .engine import OnnxScorer
+    from .options import RuntimeOptions, default_model_dir
+    from .scoring import RecordedScorer, Scorer, ScriptedScorer, validate_scores
+    from .types import (
+        DEFAULT_MODEL,
+        DEFAULT_REVISION,
+        SCHEMA_VERSION,
+        SUPPORTED_SCHEMA_VERSIONS,
+        ClaimEvidence,
+        ClaimRequest,
+        ClaimVerification,
+        ClaimVerificationConfig,
+        ClaimVerificationError,
+        ClaimVerificationStatus,
+        EpistemicType,
+        EvidenceGroupScore,
+        LifecycleState,
+        LocalizedEvidenceAssessment,
+        SourceType,
+    )
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -73,15 +73,45 @@ __all__ = [
     "validate_scores",
 ]
 
+#: Public name -> submodule defining it. Names load on first access (PEP 562), so
+#: ``import verifier`` stays cheap for latency-sensitive callers.
 _LAZY = {
     "BundleCandidate": "bundle",
     "ContextBundle": "bundle",
+    "ClaimVerifier": "decision",
+    "EvidenceInput": "decision",
     "OnnxScorer": "engine",
+    "RuntimeOptions": "options",
+    "default_model_dir": "options",
+    "RecordedScorer": "scoring",
+    "Scorer": "scoring",
+    "ScriptedScorer": "scoring",
+    "validate_scores": "scoring",
+    **{
+        name: "types"
+        for name in (
+            "DEFAULT_MODEL",
+            "DEFAULT_REVISION",
+            "SCHEMA_VERSION",
+            "SUPPORTED_SCHEMA_VERSIONS",
+            "ClaimEvidence",
+            "ClaimRequest",
+            "ClaimVerification",
+            "ClaimVerificationConfig",
+            "ClaimVerificationError",
+            "ClaimVerificationStatus",
+            "EpistemicType",
+            "EvidenceGroupScore",
+            "LifecycleState",
+            "LocalizedEvidenceAssessment",
+            "SourceType",
+        )
+    },
 }
 
 
 def __getattr__(name: str) -> Any:
-    """Import the bundle model and the ONNX engine only when first asked for."""
+    """Import a public name's submodule only when the name is first asked for."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'verifier' has no attribute {name!r}")
@@ -90,3 +120,7 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

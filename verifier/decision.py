@@ -488,21 +488,13 @@ class ClaimVerifier:
         return self._scorer
 
     def _build_engine(self) -> Scorer:
+        """The ONNX engine for this configuration; it loads (and checks that its manifest
+        names the configured model and revision) on first use."""
         from .engine import OnnxScorer  # lazy: keeps `import verifier` free of onnxruntime
 
-        engine = OnnxScorer.from_options(
+        return OnnxScorer.from_options(
             self.runtime, self.config.model, self.config.revision, max_batch_size=self.config.batch_size
         )
-        manifest = engine.manifest
-        if manifest.model != self.config.model or (
-            manifest.requested_revision is not None and manifest.requested_revision != self.config.revision
-        ):
-            raise ClaimVerificationError(
-                f"model directory {engine.model_dir} holds {manifest.model}@{manifest.requested_revision}, "
-                f"but the configuration asks for {self.config.model}@{self.config.revision}; "
-                "set ClaimVerificationConfig(model=..., revision=...) to match (they are digested)"
-            )
-        return engine
 
     @property
     def stats(self) -> dict[str, int]:

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_FORMAT_VERSION = 1
+MANIFEST_FORMAT_VERSION: Literal[1] = 1
 #: The exact label set a three-label NLI cross-encoder must have (any index order).
 NLI_LABELS = frozenset({"contradiction", "entailment", "neutral"})
 

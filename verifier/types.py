@@ -65,7 +65,7 @@ DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-base"
 #: Immutable Hugging Face revision of :data:`DEFAULT_MODEL` pinned by the contract.
 DEFAULT_REVISION = "6c749ce3425cd33b46d187e45b92bbf96ee12ec7"
 #: Schema version written into new results (SPEC §1; schema 3 adds localized rechecks).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION: Literal[3] = 3
 #: Schema versions that still validate when results are read back.
 SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
 #: Probabilities of one group must sum to 1 within this tolerance (SPEC §1).

@@ -1,0 +1,68 @@
+"""Calls every public signature with precise types; checked by mypy in tests/test_typing.py.
+
+Never executed by pytest (no ``test_`` prefix): it only has to type-check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from uuid import UUID
+
+import numpy as np
+
+from verifier import (
+    DEFAULT_MODEL,
+    DEFAULT_REVISION,
+    SCHEMA_VERSION,
+    ClaimEvidence,
+    ClaimRequest,
+    ClaimVerification,
+    ClaimVerificationConfig,
+    ClaimVerificationStatus,
+    ClaimVerifier,
+    ContextBundle,
+    EpistemicType,
+    LifecycleState,
+    OnnxScorer,
+    RecordedScorer,
+    RuntimeOptions,
+    Scorer,
+    ScriptedScorer,
+    SourceType,
+    validate_scores,
+)
+
+
+def usage(model_dir: Path, bundle: ContextBundle) -> list[ClaimVerification]:
+    config = ClaimVerificationConfig(model=DEFAULT_MODEL, revision=DEFAULT_REVISION, max_group_size=3)
+    runtime = RuntimeOptions(model_dir=model_dir, intra_op_num_threads=2, schedule="eager")
+    evidence = [
+        ClaimEvidence(
+            reference="m1",
+            memory_id=UUID(int=1),
+            text="The launch is Tuesday.",
+            source_type=SourceType.USER_STATED,
+            epistemic_type=EpistemicType.OBSERVED,
+            lifecycle_state=LifecycleState.STABLE,
+        )
+    ]
+    scorer: Scorer = ScriptedScorer({"The launch is Tuesday.": (0.9, 0.05)}, default=(0.1, 0.1))
+    recorded: Scorer = RecordedScorer({("a", "b"): (0.2, 0.3, 0.5)}, resolved_revision="x")
+    engine: Scorer = OnnxScorer(model_dir, intra_op_num_threads=2, max_batch_tokens=4096)
+    probabilities: np.ndarray = engine.score([("premise", "hypothesis")])
+    checked: np.ndarray = validate_scores(probabilities, 1)
+    verifier = ClaimVerifier(config, scorer=scorer, runtime=runtime)
+    one: ClaimVerification = verifier.verify_sync("The launch is Tuesday.", evidence, requires_complete_set=False)
+    two: ClaimVerification = asyncio.run(verifier.verify("The launch is Tuesday.", evidence))
+    three: ClaimVerification = verifier.verify_bundle_sync("The launch is Tuesday.", bundle, evidence_refs=["m1"])
+    four: ClaimVerification = asyncio.run(verifier.verify_bundle("The launch is Tuesday.", bundle))
+    many: list[ClaimVerification] = verifier.verify_many_sync(
+        [ClaimRequest(claim="c", evidence=tuple(evidence))], progress=lambda done: None
+    )
+    more: list[ClaimVerification] = asyncio.run(verifier.verify_many([{"claim": "c", "evidence": evidence}]))
+    cited: tuple[ClaimEvidence, ...] = ClaimVerifier.bundle_evidence(bundle, ["m1"])
+    stats: dict[str, int] = verifier.stats
+    assert one.status is ClaimVerificationStatus.SUPPORTED and SCHEMA_VERSION == 3
+    del recorded, checked, cited, stats
+    return [one, two, three, four, *many, *more]
