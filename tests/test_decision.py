@@ -312,3 +312,61 @@ def test_verify_many_equals_one_by_one() -> None:
     single = [ClaimVerifier(scorer=ScriptedScorer(scores, default=NEUTRAL)).verify_sync(**r) for r in requests]
     assert many == single
     assert len(scorer.calls[0]) == 4  # both claims' singles in one call
+
+
+@pytest.mark.parametrize(
+    ("provenance", "claim", "status"),
+    [
+        ({"epistemic_type": EpistemicType.CONDITIONAL}, "The rollout proceeds after approval.", "insufficient"),
+        ({"epistemic_type": EpistemicType.CONDITIONAL}, "If approved, the rollout proceeds after approval.", "supported"),
+        ({"epistemic_type": EpistemicType.UNVERIFIED}, "The rollout proceeds after approval.", "insufficient"),
+        ({"epistemic_type": EpistemicType.UNVERIFIED}, "Reportedly the rollout proceeds after approval.", "supported"),
+        ({"epistemic_type": EpistemicType.DEPRECATED}, "Perhaps the rollout proceeds after approval.", "insufficient"),
+        ({"lifecycle_state": LifecycleState.SUPERSEDED}, "The rollout proceeds after approval.", "insufficient"),
+        ({"lifecycle_state": LifecycleState.ARCHIVED}, "The rollout proceeds after approval.", "insufficient"),
+        ({"lifecycle_state": LifecycleState.STABLE}, "The rollout proceeds after approval.", "supported"),
+    ],
+)
+def test_typed_provenance_gates_support(provenance: dict, claim: str, status: str) -> None:
+    evidence = [ev(1, "The rollout proceeds after approval.", **provenance)]
+    result, scorer = run({evidence[0].text: (0.97, 0.01)}, claim, evidence)
+    assert result.status.value == status
+    if status == "insufficient":
+        assert result.limitations == ("uncorroborated_model_entailment",)
+        assert result.localized_assessments[0].model_called is False
+        assert len(scorer.calls) == 1
+
+
+def test_retired_evidence_cannot_refute_either() -> None:
+    evidence = [ev(1, "The launch is Wednesday.", lifecycle_state=LifecycleState.SUPERSEDED)]
+    result, _ = run({evidence[0].text: (0.01, 0.97)}, "The launch is Tuesday.", evidence)
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+    assert result.limitations == ("uncorroborated_model_contradiction",)
+
+
+def test_pair_recheck_numbers_remaining_passages() -> None:
+    """A blocked pair is localized over both passages; the premise renumbers what remains."""
+    first = "I want a calmer launch. The launch moved to Tuesday."
+    second = "We plan to tell support.\nSupport was told on Monday."
+    evidence = [ev(1, first), ev(2, second)]
+    pair = f"[E1] {first}\n[E2] {second}"
+    localized = "[E1] The launch moved to Tuesday.\n[E2] Support was told on Monday."
+    result, scorer = run({pair: (0.9, 0.02), localized: (0.88, 0.02)}, "Support heard before the Tuesday launch.", evidence)
+    assert scorer.premises == [first, second, pair, localized]
+    assert result.status is ClaimVerificationStatus.SUPPORTED
+    assert result.supporting_group == (UUID(int=1), UUID(int=2))
+    assert result.supporting_basis == "localized_model_entailment"
+    (assessment,) = result.localized_assessments
+    assert assessment.included_segment_numbers == ((2,), (2,))
+    assert assessment.entailment == 0.88
+
+
+def test_failed_recheck_keeps_searching_larger_groups() -> None:
+    """An unaccepted recheck decides nothing, so the search goes on to pairs; the limitation stays."""
+    first = "I want the launch on Tuesday."
+    evidence = [ev(1, first), ev(2, "Marketing confirmed the date.")]
+    pair = f"[E1] {first}\n[E2] Marketing confirmed the date."
+    result, scorer = run({first: (0.95, 0.01), pair: (0.2, 0.1)}, "The launch is on Tuesday.", evidence)
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+    assert scorer.premises[-1] == pair
+    assert result.limitations == ("uncorroborated_model_entailment",)
