@@ -60,6 +60,7 @@ __all__ = [
     "GRAPH_OPTIMIZATION_LEVELS",
     "DEFAULT_PROVIDERS",
     "GOLDEN_NAME",
+    "BATCH_OVERHEAD_TOKENS",
     "OnnxScorer",
     "ScorerStats",
     "plan_batches",
@@ -77,6 +78,10 @@ GRAPH_OPTIMIZATION_LEVELS: tuple[str, ...] = ("disable", "basic", "extended", "a
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 #: Golden pairs + PyTorch reference logits written by the exporter (``export/parity.py``).
 GOLDEN_NAME = "golden.json"
+#: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`plan_batches`.
+#: On CPU a token of a DeBERTa-v3-base forward pass costs ~0.3 ms (one core, 2 x 86 M
+#: FLOP) and a run's fixed cost is ~1 ms of kernel dispatch, so 16 is generous.
+BATCH_OVERHEAD_TOKENS = 16.0
 #: Logit tolerance for ``verify_golden`` when the manifest's parity report records none.
 _DEFAULT_GOLDEN_ATOL = 1e-4
 #: Graph inputs the engine knows how to feed (all int64, shape (batch, length)).
@@ -155,50 +160,71 @@ def plan_batches(
     *,
     max_batch_tokens: int,
     max_batch_size: Optional[int] = None,
+    batch_overhead_tokens: float = BATCH_OVERHEAD_TOKENS,
 ) -> list[np.ndarray]:
     """Group sequences into padded batches: sorted by length, bounded by a token budget.
 
-    Sequences are taken in ascending length (ties in input order), and each
-    batch grows while ``rows × longest length ≤ max_batch_tokens`` and
-    ``rows ≤ max_batch_size``. A sequence longer than the budget on its own
-    gets a batch of its own.
+    Sequences are sorted by ascending length (ties in input order) and cut
+    into contiguous batches that minimise ``Σ rows × longest length +
+    batch_overhead_tokens × batches`` — the tensor cells onnxruntime computes
+    plus a fixed cost per ``run`` call — subject to ``rows × longest length ≤
+    max_batch_tokens`` and ``rows ≤ max_batch_size``. (Dynamic programming
+    over the sorted lengths, exact; O(n × rows per batch) numpy work.) A
+    sequence longer than the budget on its own gets a batch of its own.
 
     Args:
         lengths: token count of each sequence (≥ 0).
         max_batch_tokens: token budget of one padded batch (≥ 1).
         max_batch_size: optional cap on rows per batch (≥ 1).
+        batch_overhead_tokens: cost of one extra batch in padded-token units
+            (≥ 0; 0 minimises padding alone, a large value packs batches full).
 
     Returns:
         Index arrays (int64, into ``lengths``), one per batch, in ascending length
         order; together they hold every index exactly once.
 
     Raises:
-        ValueError: a budget below 1 or a negative length.
+        ValueError: a budget or cap below 1, a negative overhead or a negative length.
 
     Example:
-        >>> [b.tolist() for b in plan_batches([5, 2, 9, 2], max_batch_tokens=10)]
+        >>> [b.tolist() for b in plan_batches([5, 2, 9, 2], max_batch_tokens=15)]
         [[1, 3, 0], [2]]
+        >>> [b.tolist() for b in plan_batches([5, 2, 9, 2], max_batch_tokens=15, batch_overhead_tokens=0)]
+        [[1, 3], [0], [2]]
     """
     if max_batch_tokens < 1:
         raise ValueError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
     if max_batch_size is not None and max_batch_size < 1:
         raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
+    if not batch_overhead_tokens >= 0:
+        raise ValueError(f"batch_overhead_tokens must be >= 0, got {batch_overhead_tokens}")
     sizes = np.asarray(lengths, dtype=np.int64).reshape(-1)
-    if sizes.size and int(sizes.min()) < 0:
+    count = int(sizes.size)
+    if count and int(sizes.min()) < 0:
         raise ValueError("lengths must be >= 0")
     order = np.argsort(sizes, kind="stable")
-    row_cap = max_batch_size if max_batch_size is not None else sizes.size
+    widths = sizes[order]
+    row_cap = max_batch_size if max_batch_size is not None else max(count, 1)
+    # best[j]: least cost of the first j sorted sequences; start[j]: where the last batch begins.
+    best = np.zeros(count + 1, dtype=np.float64)
+    start = np.zeros(count + 1, dtype=np.int64)
+    rows_desc = np.arange(min(row_cap, count), 0, -1, dtype=np.float64)  # rows for starts lo..end
+    for end in range(count):
+        width = int(widths[end])  # ascending: the last sequence of a batch is its longest
+        max_rows = row_cap if width == 0 else max(1, min(row_cap, max_batch_tokens // width))
+        low = max(0, end + 1 - max_rows)
+        span = end + 1 - low
+        costs = best[low : end + 1] + rows_desc[len(rows_desc) - span :] * width
+        choice = int(np.argmin(costs))  # first minimum: the larger batch on ties
+        best[end + 1] = costs[choice] + batch_overhead_tokens
+        start[end + 1] = low + choice
     batches: list[np.ndarray] = []
-    start = 0
-    for position in range(1, sizes.size + 1):
-        if position == sizes.size:
-            batches.append(order[start:position])
-            break
-        rows = position + 1 - start
-        width = int(sizes[order[position]])  # ascending: the newcomer is the longest
-        if rows > row_cap or rows * width > max_batch_tokens:
-            batches.append(order[start:position])
-            start = position
+    end = count
+    while end > 0:
+        begin = int(start[end])
+        batches.append(order[begin:end])
+        end = begin
+    batches.reverse()
     return batches
 
 
@@ -275,51 +301,50 @@ def _create_hint(expected_model: Optional[str], expected_revision: Optional[str]
 
 @dataclass(frozen=True)
 class _Golden:
-    """The parts of ``golden.json`` the runtime needs."""
+    """The parts of ``golden.json`` the runtime re-checks."""
 
     pairs: tuple[tuple[str, str], ...]
-    logits: np.ndarray  # float64 (n, k), PyTorch reference, in ``labels`` order
-    labels: Optional[tuple[str, ...]]
+    logits: np.ndarray  # float64 (n, k): PyTorch reference, columns in ``labels`` order
+    labels: tuple[str, ...]
+    input_ids: tuple[Optional[tuple[int, ...]], ...]  # recorded runtime token ids, per pair
+    atol: Optional[float]
 
 
 def _read_golden(path: Path) -> _Golden:
-    """Parse ``golden.json`` as written by ``export/parity.py``.
+    """Parse ``golden.json`` (format 1, written by ``export/parity.py``)::
 
-    Accepted layouts: ``{"pairs": [[premise, hypothesis], ...], "logits": [[...], ...],
-    "labels": [...]}``, or ``{"pairs": [{"premise": ..., "hypothesis": ...,
-    "logits": [...]}, ...], "labels": [...]}``. ``labels`` is optional (default:
-    the manifest's order).
+        {"format_version": 1, "labels": [...], "atol": 1e-4, ...,
+         "pairs": [{"premise": ..., "hypothesis": ..., "input_ids": [...], "logits": [...]}, ...]}
 
     Raises:
         OSError: unreadable file.
-        ValueError, KeyError, TypeError: malformed content.
+        ValueError, KeyError, TypeError: malformed content (json errors are ValueErrors).
     """
     data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError("golden.json must hold a JSON object")
-    raw_pairs = data["pairs"]
+    if not isinstance(data, dict) or data.get("format_version") != 1:
+        raise ValueError("not a format-1 golden.json object")
     pairs: list[tuple[str, str]] = []
     rows: list[list[float]] = []
-    for index, item in enumerate(raw_pairs):
-        if isinstance(item, dict):
-            premise, hypothesis = item["premise"], item["hypothesis"]
-            if "logits" in item:
-                rows.append([float(v) for v in item["logits"]])
-        else:
-            premise, hypothesis = item
+    ids: list[Optional[tuple[int, ...]]] = []
+    for index, item in enumerate(data["pairs"]):
+        premise, hypothesis = item["premise"], item["hypothesis"]
         if not isinstance(premise, str) or not isinstance(hypothesis, str):
             raise ValueError(f"golden pair {index} is not a pair of strings")
         pairs.append((premise, hypothesis))
-    if "logits" in data:
-        rows = [[float(v) for v in row] for row in data["logits"]]
+        rows.append([float(value) for value in item["logits"]])
+        recorded = item.get("input_ids")
+        ids.append(tuple(int(value) for value in recorded) if recorded is not None else None)
+    labels = tuple(str(label) for label in data["labels"])
     logits = np.asarray(rows, dtype=np.float64)
-    if not pairs or logits.shape[0] != len(pairs) or logits.ndim != 2:
-        raise ValueError(f"golden.json holds {len(pairs)} pairs but logits of shape {logits.shape}")
-    labels = data.get("labels")
+    if not pairs or logits.shape != (len(pairs), len(labels)):
+        raise ValueError(f"{len(pairs)} golden pairs with logits of shape {logits.shape} for labels {list(labels)}")
+    atol = data.get("atol")
     return _Golden(
         pairs=tuple(pairs),
         logits=logits,
-        labels=tuple(str(label) for label in labels) if labels is not None else None,
+        labels=labels,
+        input_ids=tuple(ids),
+        atol=float(atol) if atol is not None else None,
     )
 
 
@@ -368,9 +393,9 @@ class OnnxScorer:
         ValueError: an argument out of range (checked here, without loading).
 
     Example:
-        >>> scorer = OnnxScorer(Path("models/nli-deberta-v3-base-6c749ce3425c"))
-        >>> probs = scorer.score([("The launch is Tuesday.", "The launch is on Tuesday.")])
-        >>> probs.shape, probs.dtype
+        >>> scorer = OnnxScorer(Path("models/nli-deberta-v3-base-6c749ce3425c"))  # doctest: +SKIP
+        >>> probs = scorer.score([("The launch is Tuesday.", "The launch is on Tuesday.")])  # doctest: +SKIP
+        >>> probs.shape, probs.dtype  # doctest: +SKIP
         ((1, 3), dtype('float64'))
     """
 
@@ -557,7 +582,7 @@ class OnnxScorer:
                 the pair indices).
 
         Example:
-            >>> scorer.score([("The launch is Tuesday.", "The launch is on Tuesday.")]).shape
+            >>> scorer.score([("The launch is Tuesday.", "The launch is on Tuesday.")]).shape  # doctest: +SKIP
             (1, 3)
         """
         logits, permutation = self._score(pairs)
@@ -845,41 +870,60 @@ class OnnxScorer:
         return names, output.name, "token_type_ids" in names
 
     def _check_golden(self, loaded: _Loaded) -> None:
-        """Re-score ``golden.json``; refuse the model beyond the manifest's parity tolerance."""
+        """Re-score ``golden.json``; refuse the model beyond the parity tolerance.
+
+        Checks, collecting every failure before deciding: the runtime token
+        ids equal the recorded ones; max |Δlogit| against the PyTorch reference
+        is within the manifest's parity ``atol`` (the variant's for a variant;
+        else golden.json's; else 1e-4); max |Δprobability| is within the
+        parity report's ``max_prob_diff_gate`` when it records one; and every
+        argmax agrees.
+        """
         manifest = loaded.manifest
         path = self._model_dir / GOLDEN_NAME
         if GOLDEN_NAME not in manifest.files:
-            raise ClaimVerificationError(f"verify_golden: {GOLDEN_NAME} is not recorded in the manifest of {self._model_dir}")
+            raise ClaimVerificationError(
+                f"verify_golden: {GOLDEN_NAME} is not recorded in the manifest of {self._model_dir}"
+            )
         try:
             golden = _read_golden(path)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ClaimVerificationError(f"verify_golden: cannot read {path}: {exc}") from exc
-        if golden.labels is not None and tuple(golden.labels) != tuple(manifest.labels):
-            if set(golden.labels) != set(manifest.labels):
-                raise ClaimVerificationError(
-                    f"verify_golden: {path} labels {list(golden.labels)} differ from the manifest's {list(manifest.labels)}"
-                )
-            columns = [list(golden.labels).index(label) for label in manifest.labels]
-            reference = golden.logits[:, columns]
-        else:
-            reference = golden.logits
+        if set(golden.labels) != set(manifest.labels) or len(golden.labels) != len(manifest.labels):
+            raise ClaimVerificationError(
+                f"verify_golden: {path} labels {list(golden.labels)} differ from the manifest's {list(manifest.labels)}"
+            )
+        reference = golden.logits[:, [golden.labels.index(label) for label in manifest.labels]]
         parity = manifest.parity if self._variant is None else manifest.variants[self._variant].parity
-        actual, _, _, _ = self._run(loaded, list(golden.pairs))
-        logit_diff = np.abs(actual.astype(np.float64) - reference)
-        prob_diff = np.abs(stable_softmax(actual) - stable_softmax(reference))
-        failures: list[str] = []
-        atol = parity.atol
+        atol = parity.atol if parity.atol is not None else golden.atol
         if atol is None and parity.max_prob_diff_gate is None:
             atol = _DEFAULT_GOLDEN_ATOL
-        if atol is not None and float(logit_diff.max()) > atol:
-            worst = int(np.argmax(logit_diff.max(axis=1)))
-            failures.append(f"max |Δlogit| {float(logit_diff.max()):.3g} > atol {atol:g} (worst golden pair {worst})")
+
+        failures: list[str] = []
+        encodings = encode_pairs(loaded.tokenizer, list(golden.pairs))
+        changed = [
+            index
+            for index, (encoding, recorded) in enumerate(zip(encodings, golden.input_ids))
+            if recorded is not None and tuple(encoding.ids) != recorded
+        ]
+        if changed:
+            failures.append(f"tokenizer.json no longer gives the recorded token ids for golden pairs {_quote_indices(changed)}")
+        actual, _, _, _ = self._run(loaded, list(golden.pairs))
+        logit_diff = np.abs(actual.astype(np.float64) - reference).max(axis=1)
+        if atol is not None and not float(logit_diff.max()) <= atol:
+            worst = int(np.argmax(logit_diff))
+            failures.append(f"max |Δlogit| {float(logit_diff.max()):.3g} > atol {atol:g} (worst: golden pair {worst})")
         gate = parity.max_prob_diff_gate
-        if gate is not None and float(prob_diff.max()) > gate:
-            worst = int(np.argmax(prob_diff.max(axis=1)))
-            failures.append(f"max |Δprob| {float(prob_diff.max()):.3g} > {gate:g} (worst golden pair {worst})")
+        if gate is not None:
+            prob_diff = np.abs(stable_softmax(actual) - stable_softmax(reference)).max(axis=1)
+            if not float(prob_diff.max()) <= gate:
+                worst = int(np.argmax(prob_diff))
+                failures.append(f"max |Δprob| {float(prob_diff.max()):.3g} > {gate:g} (worst: golden pair {worst})")
+        flipped = np.flatnonzero(actual.argmax(axis=1) != reference.argmax(axis=1)).tolist()
+        if flipped:
+            failures.append(f"argmax differs for golden pairs {_quote_indices(flipped)}")
         if failures:
             raise ClaimVerificationError(
-                f"verify_golden: {self._model_dir / loaded.model_file} disagrees with its golden logits: "
+                f"verify_golden: {self._model_dir / loaded.model_file} disagrees with its golden.json: "
                 + "; ".join(failures)
             )
