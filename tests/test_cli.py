@@ -1,0 +1,789 @@
+"""The command line (issue 5): in-process over a scripted scorer, and end to end on the tiny exported model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import pytest
+
+from verifier import audit, cli
+from verifier.decision import ClaimVerifier
+from verifier.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
+from verifier.options import RuntimeOptions
+from verifier.scoring import ScriptedScorer
+from verifier.types import (
+    DEFAULT_MODEL,
+    ClaimVerification,
+    ClaimVerificationConfig,
+    ClaimVerificationStatus,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+CLAIMS = EXAMPLES / "claims.jsonl"
+
+FAKE_MODEL = "test/scripted-nli"
+FAKE_REVISION = "0123456789abcdef0123456789abcdef01234567"
+NEUTRAL = (0.05, 0.05)
+
+#: Scripted probabilities (entailment, contradiction) for some example premises.
+SCRIPT: dict[Any, tuple[float, float]] = {
+    "The deployment date is May 4.": (0.98, 0.01),
+    ("The Atlas launch date is Tuesday, May 5.", "The Atlas launch is on Wednesday."): (0.02, 0.97),
+    ("The Atlas launch date is Tuesday, May 5.", "The Atlas launch is on Tuesday."): (0.96, 0.01),
+    "Ravi owns the ingestion pipeline.": (0.997, 0.001),
+    "I want to deploy after the tests pass.": (0.02, 0.97),
+    "Correction: the API gateway listens on port 8443, not 8080.": (0.01, 0.95),
+    "[E1] The roadshow starts in Austin.\n[E2] The next stop after Austin is Tulsa.": (0.91, 0.02),
+}
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+def write_manifest(directory: Path, *, random_weights: bool = True) -> Manifest:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "model.onnx").write_bytes(b"not a real model")
+    manifest = Manifest(
+        model=FAKE_MODEL,
+        requested_revision=FAKE_REVISION,
+        resolved_revision=FAKE_REVISION,
+        source="smoke",
+        random_weights=random_weights,
+        files={
+            "model.onnx": FileRecord(sha256=hashlib.sha256(b"not a real model").hexdigest(), size=16),
+        },
+        labels=("contradiction", "entailment", "neutral"),
+        max_length=128,
+        opset=17,
+        inputs=("input_ids", "attention_mask"),
+        pad_token_id=0,
+        versions={"onnxruntime": "1.0-test", "torch": "2.13.0"},
+        parity=ParityReport(
+            passed=True,
+            pairs=12,
+            atol=1e-4,
+            max_abs_logit_diff=3.5e-6,
+            max_abs_prob_diff=1.0e-6,
+            argmax_agreement=1.0,
+            token_ids_identical=True,
+        ),
+        created_at="2026-11-29T12:00:00Z",
+    )
+    (directory / MANIFEST_NAME).write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+    return manifest
+
+
+@pytest.fixture()
+def fake_model_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "fake-model"
+    write_manifest(directory)
+    return directory
+
+
+class Built:
+    """What the patched verifier factory saw."""
+
+    def __init__(self) -> None:
+        self.verifiers: list[ClaimVerifier] = []
+        self.scorers: list[ScriptedScorer] = []
+
+
+@pytest.fixture()
+def scripted(monkeypatch: pytest.MonkeyPatch) -> Built:
+    """Make the CLI build its verifier over a ScriptedScorer (no model needed)."""
+    built = Built()
+
+    def make(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
+        scorer = ScriptedScorer(SCRIPT, default=NEUTRAL, resolved_revision="feedface")
+        verifier = ClaimVerifier(config, scorer=scorer, runtime=runtime)
+        built.scorers.append(scorer)
+        built.verifiers.append(verifier)
+        return verifier
+
+    monkeypatch.setattr(cli, "_make_verifier", make)
+    monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
+    return built
+
+
+def rows_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def results_of(text: str) -> list[ClaimVerification]:
+    return [ClaimVerification.model_validate_json(line) for line in text.splitlines()]
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def good_row(n: int, claim: str = "The deployment date is May 4.") -> dict[str, Any]:
+    return {
+        "id": f"row-{n}",
+        "claim": claim,
+        "evidence": [
+            {"reference": "M1", "memory_id": str(uuid.UUID(int=2 * n + 1)), "text": "The deployment date is May 4."},
+            {"reference": "M2", "memory_id": str(uuid.UUID(int=2 * n + 2)), "text": "The wiki has the checklist."},
+        ],
+    }
+
+
+# ---------------------------------------------------------------- JSON Lines mode (scripted)
+
+
+def test_examples_jsonl_to_jsonl(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir))
+    assert code == 0, err
+    inputs = rows_of(CLAIMS)
+    results = results_of(out)
+    assert len(results) == len(inputs) == 41
+    # Row i of the output is row i of the input.
+    assert [r.claim for r in results] == [row["claim"].strip() for row in inputs]
+    by_id = {row["id"]: result for row, result in zip(inputs, results)}
+    assert {r.model for r in results} == {FAKE_MODEL}
+    assert {r.requested_revision for r in results} == {FAKE_REVISION}
+
+    dated = by_id["schedule-deployment-date"]
+    assert dated.status is ClaimVerificationStatus.SUPPORTED
+    assert dated.supporting_group == (uuid.UUID(next(r for r in inputs if r["id"] == "schedule-deployment-date")["evidence"][1]["memory_id"]),)
+    assert dated.resolved_revision == "feedface"
+    assert by_id["schedule-launch-weekday"].status is ClaimVerificationStatus.REFUTED
+    assert by_id["schedule-launch-weekday"].refuting_basis == "model_contradiction"
+    owner = by_id["role-ingestion-owner"]
+    assert owner.status is ClaimVerificationStatus.CONTESTED
+    assert owner.refuting_basis == "explicit_negation_overlap"
+    deploy = by_id["plan-vs-done-deploy"]
+    assert deploy.status is ClaimVerificationStatus.INSUFFICIENT
+    assert deploy.limitations == ("uncorroborated_model_contradiction",)
+    assert by_id["correction-gateway-port"].status is ClaimVerificationStatus.REFUTED
+    roadshow = by_id["schedule-roadshow-order"]
+    assert roadshow.status is ClaimVerificationStatus.SUPPORTED and len(roadshow.supporting_group) == 2
+    for key in ("count-deployment-concerns", "count-db-access", "count-retros", "count-incidents"):
+        assert by_id[key].status is ClaimVerificationStatus.INCOMPLETE
+        assert by_id[key].model_called is False
+        assert by_id[key].limitations == ("complete_set_requires_structured_aggregation",)
+    assert by_id["no-evidence"].status is ClaimVerificationStatus.INSUFFICIENT
+    assert by_id["no-evidence"].model_called is False
+
+    # Summary table on stderr: counts per status, throughput, model calls.
+    counts = {status: sum(r.status is status for r in results) for status in ClaimVerificationStatus}
+    for status, count in counts.items():
+        assert re.search(rf"^{status.value}\s+{count}$", err, re.M), err
+    assert re.search(rf"^total\s+{len(results)}$", err, re.M)
+    stats = scripted.verifiers[0].stats
+    assert re.search(rf"^model calls\s+{stats['model_calls']}$", err, re.M)
+    assert re.search(rf"^pairs scored\s+{stats['pairs_scored']}$", err, re.M)
+    assert re.search(r"^claims/s\s+[\d.]+$", err, re.M)
+    assert re.search(r"^elapsed\s+[\d.]+ s$", err, re.M)
+    # Cross-claim batching: singles of every claim in one scorer call, then later rounds.
+    assert stats["model_calls"] == len(scripted.scorers[0].calls) <= 3
+
+
+def test_quiet_and_no_tty_have_no_progress(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "--quiet")
+    assert code == 0
+    assert err == ""
+    assert len(out.splitlines()) == 41
+
+
+def test_output_file_is_atomic_and_equals_stdout(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    code, stdout_text, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    assert code == 0
+    target = tmp_path / "out" / "results.jsonl"
+    target.parent.mkdir()
+    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "-o", str(target))
+    assert code == 0 and out == ""
+    assert target.read_text(encoding="utf-8") == stdout_text
+    assert sorted(p.name for p in target.parent.iterdir()) == ["results.jsonl"]  # no temp file left
+    assert stat_mode(target) == 0o666 & ~current_umask()
+
+
+def stat_mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_digests_deterministic_across_runs(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
+    _, first, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    _, second, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--schedule", "eager")
+    assert first == second
+    assert len({r.evaluation_id for r in results_of(first)}) == 41
+
+
+def test_decision_options_reach_the_digested_config(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path
+) -> None:
+    code, out, _ = run_main(
+        capsys,
+        "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q",
+        "--entailment-threshold", "0.9", "--contradiction-threshold", "0.85", "--max-group-size", "3",
+        "--group-candidate-limit", "4", "--max-evidence", "10", "--batch-size", "7",
+        "--entailment-policy", "model_only", "--refutation-policy", "model_only",
+        "--threads", "2", "--max-batch-tokens", "1024", "--schedule", "eager",
+    )  # fmt: skip
+    assert code == 0
+    expected = ClaimVerificationConfig(
+        model=FAKE_MODEL,
+        revision=FAKE_REVISION,
+        entailment_threshold=0.9,
+        contradiction_threshold=0.85,
+        max_group_size=3,
+        group_candidate_limit=4,
+        max_evidence=10,
+        batch_size=7,
+        entailment_policy="model_only",
+        refutation_policy="model_only",
+    )
+    assert scripted.verifiers[0].config == expected
+    assert scripted.verifiers[0].runtime == RuntimeOptions(
+        model_dir=fake_model_dir, intra_op_num_threads=2, max_batch_tokens=1024, schedule="eager"
+    )
+    assert {r.configuration_sha256 for r in results_of(out)} == {audit.configuration_sha256(expected)}
+    # model_only refutation: the uncorroborated contradiction now refutes.
+    deploy = results_of(out)[[row["id"] for row in rows_of(CLAIMS)].index("plan-vs-done-deploy")]
+    assert deploy.status is ClaimVerificationStatus.REFUTED and deploy.limitations == ()
+
+
+def test_runtime_options_never_change_digests(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
+    _, plain, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    _, tuned, _ = run_main(
+        capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--threads", "3", "--max-batch-tokens", "512"
+    )
+    assert plain == tuned
+    default_config = ClaimVerificationConfig(model=FAKE_MODEL, revision=FAKE_REVISION)
+    assert {r.configuration_sha256 for r in results_of(plain)} == {audit.configuration_sha256(default_config)}
+
+
+def test_model_and_revision_options_override_manifest(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path
+) -> None:
+    code, out, _ = run_main(
+        capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--model", "org/other", "--revision", "r2"
+    )
+    assert code == 0
+    assert {(r.model, r.requested_revision) for r in results_of(out)} == {("org/other", "r2")}
+
+
+def test_stdin_input(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(good_row(1)) + "\n\n" + json.dumps(good_row(2)) + "\n"))
+    code, out, _ = run_main(capsys, "verify", "-", "--model-dir", str(fake_model_dir), "-q")
+    assert code == 0
+    assert [r.status for r in results_of(out)] == [ClaimVerificationStatus.SUPPORTED] * 2
+
+
+# ---------------------------------------------------------------- bundles
+
+
+def test_bundle_files_whole_json_equals_jsonl(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
+    code, from_json, err = run_main(capsys, "verify", str(EXAMPLES / "bundle.json"), "--model-dir", str(fake_model_dir), "-q")
+    assert code == 0, err
+    code, from_jsonl, err = run_main(capsys, "verify", str(EXAMPLES / "bundles.jsonl"), "--model-dir", str(fake_model_dir), "-q")
+    assert code == 0, err
+    assert from_json == from_jsonl
+    launch, checklist, owner = results_of(from_json)
+    assert launch.status is ClaimVerificationStatus.SUPPORTED
+    # Only cited candidates with rendered text are scored, with their rendered text.
+    assert [s.references for s in launch.group_scores][:3] == [("M1",), ("M2",), ("M3",)]
+    assert all(len(s.references) <= 2 and "M4" not in s.references for s in launch.group_scores)
+    assert [s.references for s in checklist.group_scores] == [("M3",)]
+    sent = [premise for scorer in scripted.scorers for premise in scorer.premises]
+    assert "Launch checklist: complete except the status page update." in sent
+    assert not any("42 items" in premise for premise in sent)
+    # mem-9 (superseded, packed but not rendered) is not evidence.
+    assert [s.references for s in owner.group_scores][:2] == [("mem-7",), ("mem-8",)]
+    assert all("mem-9" not in s.references for s in owner.group_scores)
+
+
+def test_bundle_rendered_without_citations_is_a_line_error(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    row = {
+        "claim": "The launch is Tuesday.",
+        "bundle": {
+            "rendered_context": "The launch is Tuesday.",
+            "candidates": [{"reference": "M1", "memory_id": str(uuid.UUID(int=1)), "rendered_text": "The launch is Tuesday."}],
+        },
+    }
+    path = write_jsonl(tmp_path / "in.jsonl", [good_row(1), row])
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir))
+    assert code == 2 and out == ""
+    assert f"{path} line 2: field bundle: bundle was rendered without citations" in err
+
+
+def test_bundle_unknown_evidence_ref_is_a_line_error(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    row = json.loads((EXAMPLES / "bundles.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    row["evidence_refs"] = ["M1", "M7"]
+    path = write_jsonl(tmp_path / "in.jsonl", [row])
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir))
+    assert code == 2 and out == ""
+    assert f"{path} line 1: field evidence_refs: evidence_refs names no candidate of the bundle: 'M7'" in err
+
+
+# ---------------------------------------------------------------- invalid input
+
+
+@pytest.mark.parametrize(
+    ("bad", "expected"),
+    [
+        ('{"claim": "x", "evidence": [', "line 3: invalid JSON: Expecting value (column 29)"),
+        ('["not", "an", "object"]', "line 3: expected a JSON object, got list"),
+        ('{"evidence": []}', "line 3: field claim: required field is missing"),
+        ('{"claim": "   ", "evidence": []}', "line 3: field claim: claim is empty"),
+        (
+            '{"claim": "x", "evidence": [{"reference": "M1", "memory_id": "nope", "text": "t"}]}',
+            "line 3: field evidence.0.memory_id: Input should be a valid UUID",
+        ),
+        (
+            '{"claim": "x", "evidence": [{"reference": "M1", "memory_id": "%s", "text": " "}]}' % uuid.UUID(int=9),
+            "line 3: field evidence.0.text: String should have at least 1 character",
+        ),
+        (
+            '{"claim": "x", "evidence": [], "requires_complete_set": "sometimes"}',
+            "line 3: field requires_complete_set: Input should be a valid boolean",
+        ),
+        ('{"claim": "x", "evidence": [], "extra": 1}', "line 3: field extra: Extra inputs are not permitted"),
+        (
+            json.dumps(
+                {
+                    "claim": "x",
+                    "evidence": [
+                        {"reference": "M1", "memory_id": str(uuid.UUID(int=1)), "text": "a"},
+                        {"reference": "M1", "memory_id": str(uuid.UUID(int=2)), "text": "b"},
+                    ],
+                }
+            ),
+            "line 3: field evidence.1.reference: reference 'M1' repeats evidence.0",
+        ),
+        (
+            json.dumps(
+                {
+                    "claim": "x",
+                    "evidence": [
+                        {"reference": "M1", "memory_id": str(uuid.UUID(int=1)), "text": "a"},
+                        {"reference": "M2", "memory_id": str(uuid.UUID(int=1)), "text": "b"},
+                    ],
+                }
+            ),
+            f"line 3: field evidence.1.memory_id: memory_id {uuid.UUID(int=1)} repeats evidence.0",
+        ),
+    ],
+)
+def test_malformed_line_names_line_and_field_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path, bad: str, expected: str
+) -> None:
+    path = write_jsonl(tmp_path / "in.jsonl", [good_row(1), good_row(2), bad, good_row(4)])
+    target = tmp_path / "results.jsonl"
+    target.write_text("previous results\n", encoding="utf-8")
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target))
+    assert code == 2
+    assert out == ""
+    assert f"error: {path} {expected}" in err
+    assert err.strip().splitlines()[-1] == f"error: 1 invalid row in {path}; nothing written"
+    assert "Traceback" not in err
+    assert target.read_text(encoding="utf-8") == "previous results\n"  # untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake-model", "in.jsonl", "results.jsonl"]
+    assert scripted.verifiers == []  # nothing was verified
+
+
+def test_too_many_passages_names_the_maximum(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    path = write_jsonl(tmp_path / "in.jsonl", [good_row(1)])
+    code, _, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "--max-evidence", "1")
+    assert code == 2
+    assert f"{path} line 1: field evidence: 2 passages exceed max_evidence=1" in err
+
+
+def test_skip_invalid_reports_skips_and_maps_rows(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    path = write_jsonl(
+        tmp_path / "in.jsonl",
+        [good_row(1), '{"claim": 5}', "", good_row(4, "The deployment is not on May 4."), "{oops"],
+    )
+    row_map = tmp_path / "rows.jsonl"
+    code, out, err = run_main(
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "--skip-invalid", "--row-map", str(row_map)
+    )
+    assert code == 0
+    assert f"skipped: {path} line 2: field claim: Input should be a valid string" in err
+    assert f"skipped: {path} line 5: invalid JSON: Expecting property name enclosed in double quotes (column 2)" in err
+    assert re.search(r"^skipped \(invalid\)\s+2$", err, re.M)
+    results = results_of(out)
+    assert [r.claim for r in results] == ["The deployment date is May 4.", "The deployment is not on May 4."]
+    assert rows_of(row_map) == [{"row": 0, "line": 1, "id": "row-1"}, {"row": 1, "line": 4, "id": "row-4"}]
+
+
+def test_too_many_invalid_rows_are_counted_not_listed(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    path = write_jsonl(tmp_path / "in.jsonl", ["{}"] * 25)
+    code, _, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir))
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 22
+    assert lines[-2] == "error: ... and 5 more invalid rows"
+    assert lines[-1] == f"error: 25 invalid rows in {path}; nothing written"
+
+
+def test_missing_input_file(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
+    code, out, err = run_main(capsys, "verify", str(tmp_path / "nope.jsonl"))
+    assert (code, out) == (2, "")
+    assert err == f"error: input file {tmp_path / 'nope.jsonl'} does not exist\n"
+
+
+def test_missing_model_dir_says_how_to_create_it(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
+    missing = tmp_path / "no-model"
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(missing))
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1
+    assert err.startswith(f"error: model directory {missing} does not exist; create it once with `python -m export`")
+    assert "`python -m export --smoke`" in err
+    assert scripted.verifiers == []
+
+
+def test_model_dir_without_manifest(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
+    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path))
+    assert code == 1
+    assert err.startswith(f"error: model directory {tmp_path} has no manifest.json; create it once")
+
+
+def test_default_model_dir_comes_from_environment(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAIM_VERIFIER_MODEL_DIR", str(fake_model_dir))
+    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "-q")
+    assert code == 0
+    assert {r.model for r in results_of(out)} == {FAKE_MODEL}
+
+
+def test_claims_needing_no_model_run_without_one(
+    capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path
+) -> None:
+    rows = [row for row in rows_of(CLAIMS) if row.get("requires_complete_set") or not row["evidence"]]
+    path = write_jsonl(tmp_path / "in.jsonl", rows)
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(tmp_path / "absent"))
+    assert code == 0, err
+    results = results_of(out)
+    assert [r.status.value for r in results] == ["insufficient", "incomplete", "incomplete", "incomplete", "incomplete"]
+    assert not any(r.model_called for r in results)
+    assert {r.model for r in results} == {DEFAULT_MODEL}
+    assert scripted.scorers[0].calls == []
+
+
+def test_unreadable_manifest(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
+    (tmp_path / MANIFEST_NAME).write_text('{"model": "x"}', encoding="utf-8")
+    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path))
+    assert code == 1
+    assert err.startswith(f"error: unreadable {tmp_path / MANIFEST_NAME}: field ")
+    assert err.count("\n") == 1
+
+
+# ---------------------------------------------------------------- argument errors
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["verify", "x.jsonl", "--entailment-threshold", "0.3"], "argument --entailment-threshold: must be within [0.5, 1.0], got 0.3"),
+        (["verify", "x.jsonl", "--contradiction-threshold", "nan"], "argument --contradiction-threshold: must be within [0.5, 1.0], got nan"),
+        (["verify", "x.jsonl", "--entailment-policy", "lenient"], "argument --entailment-policy: invalid choice: 'lenient'"),
+        (["verify", "x.jsonl", "--refutation-policy", "strict"], "argument --refutation-policy: invalid choice: 'strict'"),
+        (["verify", "x.jsonl", "--schedule", "fast"], "argument --schedule: invalid choice: 'fast'"),
+        (["verify", "x.jsonl", "--max-group-size", "4"], "argument --max-group-size: invalid choice: 4"),
+        (["verify", "x.jsonl", "--threads", "0"], "argument --threads: must be within [1, 1024], got 0"),
+        (["verify", "x.jsonl", "--batch-size", "300"], "argument --batch-size: must be within [1, 256], got 300"),
+        (["verify", "x.jsonl", "--bogus"], "unrecognized arguments: --bogus"),
+        (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
+        ([], "the following arguments are required: COMMAND"),
+    ],
+)
+def test_parser_rejects_bad_values(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as exc_info:
+        cli.main(argv)
+    assert exc_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["verify"], "error: give an INPUT file (JSON Lines) or --claim with --evidence"),
+        (["verify", "x.jsonl", "--claim", "c"], "error: give either INPUT or --claim, not both"),
+        (["verify", "--evidence", "e"], "error: --evidence needs --claim"),
+        (["verify", "--claim", "c", "-o", "out.jsonl"], "error: -o, --row-map and --skip-invalid apply to INPUT files, not --claim"),
+        (["verify", "x.jsonl", "--json"], "error: --complete-set and --json apply to --claim; set requires_complete_set per row"),
+        (["verify", "--claim", "  ", "--evidence", "e"], "error: --claim is empty"),
+        (["verify", "--claim", "c", "--evidence", "e", "--evidence", " "], "error: --evidence #2 is empty"),
+        (["verify", "--claim", "c", "--evidence", "same", "--evidence", " same "], "error: --evidence #2 repeats --evidence #1"),
+    ],
+)
+def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str], scripted: Built, argv: list[str], message: str) -> None:
+    code, out, err = run_main(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err == message + "\n"
+
+
+# ---------------------------------------------------------------- one-off mode
+
+
+def test_one_off_human_readable(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
+    code, out, err = run_main(
+        capsys,
+        "verify", "--model-dir", str(fake_model_dir),
+        "--claim", "Ravi owns the ingestion pipeline.",
+        "--evidence", "Ravi owns the ingestion pipeline.",
+        "--evidence", "Ravi no longer owns ingestion; Tessa owns it.",
+    )  # fmt: skip
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "claim:   Ravi owns the ingestion pipeline."
+    assert lines[1] == "status:  contested"
+    assert lines[2] == "supported by:  E1  (model_entailment)"
+    assert lines[3] == "refuted by:    E2  (explicit_negation_overlap)"
+    assert "  E1   Ravi owns the ingestion pipeline." in lines
+    assert "  group  entailment  contradiction  neutral" in lines
+    assert "  E1          0.997          0.001    0.002  <- supports" in lines, out
+    assert "  E2          0.050          0.050    0.900  <- refutes" in lines
+    assert "limitations:  none" in lines
+    assert f"model:   {FAKE_MODEL} @ {FAKE_REVISION} (resolved feedface)" in lines
+    assert lines[-1].startswith("result_sha256: ") and len(lines[-1]) == len("result_sha256: ") + 64
+
+
+def test_one_off_json_uses_deterministic_memory_ids(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path
+) -> None:
+    argv = [
+        "verify", "--model-dir", str(fake_model_dir), "--json",
+        "--claim", "The user deployed the release.", "--evidence", "I want to deploy after the tests pass.",
+    ]  # fmt: skip
+    code, out, _ = run_main(capsys, *argv)
+    assert code == 0
+    (result,) = results_of(out)
+    assert result.status is ClaimVerificationStatus.INSUFFICIENT
+    assert result.limitations == ("uncorroborated_model_contradiction",)
+    expected_id = uuid.uuid5(uuid.uuid5(uuid.NAMESPACE_URL, "urn:claim-verifier:cli-evidence"), "I want to deploy after the tests pass.")
+    assert result.group_scores[0].memory_ids == (expected_id,)
+    assert result.group_scores[0].references == ("E1",)
+    assert cli.cli_memory_id("  I want to deploy after the tests pass.\n") == expected_id
+    assert run_main(capsys, *argv)[1] == out  # same digests on a second run
+
+
+def test_one_off_localized_recheck_and_limitations(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(SCRIPT, "I want to enable passkeys after the security review.", (0.98, 0.01))
+    code, out, _ = run_main(
+        capsys, "verify", "--model-dir", str(fake_model_dir),
+        "--claim", "The user enabled passkeys.", "--evidence", "I want to enable passkeys after the security review.",
+    )  # fmt: skip
+    assert code == 0
+    assert "status:  insufficient" in out
+    assert "  E1: segments E1 none; no model call (nothing kept)" in out
+    assert "limitations:  uncorroborated_model_entailment" in out
+
+
+def test_one_off_complete_set_and_no_evidence(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
+    code, out, _ = run_main(
+        capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--complete-set",
+        "--claim", "There are exactly four deployment concerns.", "--evidence", "Concern: rollback is untested.",
+    )  # fmt: skip
+    assert code == 0
+    assert "status:  incomplete" in out
+    assert "limitations:  complete_set_requires_structured_aggregation" in out
+    assert f"model:   {DEFAULT_MODEL} @ " in out and "resolved" not in out
+    code, out, _ = run_main(capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--claim", "Marco approved it.")
+    assert code == 0 and "status:  insufficient" in out
+
+
+def test_one_off_missing_model(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
+    code, out, err = run_main(capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--claim", "c d", "--evidence", "e f")
+    assert (code, out) == (1, "")
+    assert "create it once with `python -m export`" in err
+
+
+# ---------------------------------------------------------------- info
+
+
+def test_info_readable(capsys: pytest.CaptureFixture[str], fake_model_dir: Path) -> None:
+    code, out, err = run_main(capsys, "info", "--model-dir", str(fake_model_dir))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "WARNING: random weights (smoke/test model): its decisions are meaningless"
+    assert f"model               {FAKE_MODEL}" in lines
+    assert f"requested revision  {FAKE_REVISION}" in lines
+    assert "labels              0=contradiction, 1=entailment, 2=neutral" in lines
+    assert "opset               17" in lines
+    assert "inputs              input_ids, attention_mask" in lines
+    assert "  PASSED over 12 golden pairs (atol 0.0001)" in lines
+    assert "  max |logit diff| 3.5e-06, max |prob diff| 1e-06" in lines
+    assert "  argmax agreement 100.0%, token ids identical: yes" in lines
+    digest = hashlib.sha256(b"not a real model").hexdigest()
+    assert f"  model.onnx        16 B  sha256 {digest}" in lines
+    assert lines[-1] == "versions:  onnxruntime 1.0-test, torch 2.13.0"
+
+
+def test_info_verify_files_and_json(capsys: pytest.CaptureFixture[str], fake_model_dir: Path) -> None:
+    code, _, err = run_main(capsys, "info", "--model-dir", str(fake_model_dir), "--verify-files")
+    assert code == 0 and err == "files: all 1 match the manifest\n"
+    code, out, _ = run_main(capsys, "info", "--model-dir", str(fake_model_dir), "--json")
+    assert code == 0
+    assert Manifest.model_validate_json(out) == Manifest.model_validate_json((fake_model_dir / MANIFEST_NAME).read_text())
+    (fake_model_dir / "model.onnx").write_bytes(b"tampered model!!")
+    code, _, err = run_main(capsys, "info", "--model-dir", str(fake_model_dir), "--verify-files")
+    assert code == 1
+    assert f"error: {fake_model_dir}/model.onnx: sha256 " in err
+
+
+def test_info_no_warning_for_real_weights(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    write_manifest(tmp_path / "m", random_weights=False)
+    code, out, _ = run_main(capsys, "info", "--model-dir", str(tmp_path / "m"))
+    assert code == 0
+    assert "WARNING" not in out and "random weights      no" in out
+
+
+def test_info_missing_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run_main(capsys, "info", "--model-dir", str(tmp_path / "absent"))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: model directory {tmp_path / 'absent'} does not exist; create it once with `python -m export`")
+
+
+# ---------------------------------------------------------------- end to end, in a subprocess, on the tiny model
+
+
+def run_cli(*argv: str, cwd: Optional[Path] = None, stdin: Optional[str] = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "CLAIM_VERIFIER_MODEL_DIR"}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "verifier", *argv],
+        cwd=cwd or ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """The examples through the real CLI on the tiny exported model, twice."""
+    out_dir = tmp_path_factory.mktemp("cli-e2e")
+    first, second = out_dir / "first.jsonl", out_dir / "second.jsonl"
+    for target, schedule in ((first, "staged"), (second, "eager")):
+        proc = run_cli("verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "-o", str(target), "--schedule", schedule)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == ""
+    yield first, second
+
+
+def test_e2e_jsonl_validates_and_is_deterministic(tiny_run: tuple[Path, Path], tiny_model_dir: Path) -> None:
+    first, second = tiny_run
+    from verifier.manifest import read_manifest
+
+    manifest = read_manifest(tiny_model_dir)
+    inputs = rows_of(CLAIMS)
+    results = [ClaimVerification.model_validate_json(line) for line in first.read_text(encoding="utf-8").splitlines()]
+    assert len(results) == len(inputs)
+    assert [r.claim for r in results] == [row["claim"] for row in inputs]
+    for row, result in zip(inputs, results):
+        assert result.model == manifest.model
+        needs_model = bool(row["evidence"]) and not row.get("requires_complete_set", False)
+        assert result.model_called is needs_model
+        assert result.resolved_revision == (manifest.resolved_revision if needs_model else None)
+        assert len(result.group_scores) >= (len(row["evidence"]) if needs_model else 0)
+        assert result.evidence_sha256 == audit.evidence_sha256(
+            [__import__("verifier").ClaimEvidence.model_validate(e) for e in row["evidence"]]
+        )
+    # Byte-identical across two runs (and across schedules).
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_e2e_summary_and_stdout(tiny_model_dir: Path) -> None:
+    proc = run_cli("verify", str(EXAMPLES / "bundles.jsonl"), "--model-dir", str(tiny_model_dir))
+    assert proc.returncode == 0, proc.stderr
+    results = results_of(proc.stdout)
+    assert len(results) == 3
+    assert re.search(r"^total\s+3$", proc.stderr, re.M)
+    assert re.search(r"^model calls\s+[1-9]\d*$", proc.stderr, re.M)
+    assert "\r" not in proc.stderr  # no progress bar when stderr is not a terminal
+
+
+def test_e2e_one_off(tiny_model_dir: Path) -> None:
+    proc = run_cli(
+        "verify", "--model-dir", str(tiny_model_dir),
+        "--claim", "The launch is Tuesday.", "--evidence", "The launch is Tuesday.", "--evidence", "The launch moved to Wednesday.",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "claim:   The launch is Tuesday."
+    assert re.fullmatch(r"status:  (supported|refuted|contested|insufficient)", lines[1])
+    assert re.search(r"^  E1\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}", proc.stdout, re.M)
+    assert re.search(r"^  E2\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}", proc.stdout, re.M)
+    assert any(line.startswith("limitations:  ") for line in lines)
+
+
+def test_e2e_error_paths(tiny_model_dir: Path, tmp_path: Path) -> None:
+    bad = write_jsonl(tmp_path / "bad.jsonl", [good_row(1), '{"claim": "x", "evidence": [{"reference": "M1"}]}'])
+    out = tmp_path / "out.jsonl"
+    proc = run_cli("verify", str(bad), "--model-dir", str(tiny_model_dir), "-o", str(out))
+    assert proc.returncode == 2
+    assert f"{bad} line 2: field evidence.0.memory_id: required field is missing (and 1 more error in this row)" in proc.stderr
+    assert not out.exists() and proc.stdout == ""
+
+    proc = run_cli("verify", str(CLAIMS), "--model-dir", str(tmp_path / "absent"))
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert "python -m export" in proc.stderr
+
+    proc = run_cli("verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "--entailment-policy", "lenient")
+    assert proc.returncode == 2 and "invalid choice: 'lenient'" in proc.stderr
+
+
+def test_e2e_info(tiny_model_dir: Path) -> None:
+    proc = run_cli("info", "--model-dir", str(tiny_model_dir), "--verify-files")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("WARNING: random weights")
+    assert "labels " in proc.stdout and "parity (onnxruntime vs PyTorch):" in proc.stdout
+    assert proc.stderr.startswith("files: all ")
+
+
+def test_e2e_cli_is_torch_free(tiny_model_dir: Path) -> None:
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['verifier', 'verify', {str(CLAIMS)!r}, '--model-dir', {str(tiny_model_dir)!r}, '-q']\n"
+        "try:\n    runpy.run_module('verifier', run_name='__main__')\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "bad = sorted(m for m in ('torch', 'transformers', 'optimum') if m in sys.modules)\n"
+        "assert not bad, bad\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 41
