@@ -787,3 +787,15 @@ def test_e2e_cli_is_torch_free(tiny_model_dir: Path) -> None:
                           env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert len(proc.stdout.splitlines()) == 41
+
+
+def test_progress_bar_only_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir))
+    assert code == 0 and len(out.splitlines()) == 41
+    assert "0/41 [" in err and "claim/s" in err  # a tqdm bar over the 41 claims (cleared at the end)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "--quiet")
+    assert code == 0 and err == ""

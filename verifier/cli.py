@@ -604,6 +604,10 @@ def _verify_all(
             bar.close()
     run.elapsed = time.perf_counter() - start
     run.stats = dict(verifier.stats)
+    if run.stats.get("model_calls"):  # the scorer exists by now; never build one just for stats
+        overhead = getattr(getattr(verifier.scorer, "stats", None), "padding_overhead", None)
+        if isinstance(overhead, (int, float)):
+            run.stats["padding_overhead"] = float(overhead)
     return run
 
 
