@@ -464,15 +464,18 @@ def test_missing_model_dir_says_how_to_create_it(capsys: pytest.CaptureFixture[s
     code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(missing))
     assert (code, out) == (1, "")
     assert err.count("\n") == 1
-    assert err.startswith(f"error: model directory {missing} does not exist; create it once with `python -m export`")
-    assert "`python -m export --smoke`" in err
+    assert err == (
+        f"error: model directory {missing} does not exist; create it once with `python -m export --output {missing}` "
+        f"(the pinned {DEFAULT_MODEL}; needs the export extra and the Hugging Face hub or a local copy), "
+        f"or `python -m export --smoke --output {missing}` (random-weights test model: meaningless decisions)\n"
+    )
     assert scripted.verifiers == []
 
 
 def test_model_dir_without_manifest(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
     code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path))
     assert code == 1
-    assert err.startswith(f"error: model directory {tmp_path} has no manifest.json; create it once")
+    assert err.startswith(f"error: model directory {tmp_path} has no manifest.json; create it once with `python -m export --output {tmp_path}`")
 
 
 def test_default_model_dir_comes_from_environment(
@@ -626,7 +629,7 @@ def test_one_off_complete_set_and_no_evidence(capsys: pytest.CaptureFixture[str]
 def test_one_off_missing_model(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
     code, out, err = run_main(capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--claim", "c d", "--evidence", "e f")
     assert (code, out) == (1, "")
-    assert "create it once with `python -m export`" in err
+    assert "create it once with `python -m export --output " in err
 
 
 # ---------------------------------------------------------------- info
@@ -672,7 +675,18 @@ def test_info_no_warning_for_real_weights(capsys: pytest.CaptureFixture[str], tm
 def test_info_missing_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, err = run_main(capsys, "info", "--model-dir", str(tmp_path / "absent"))
     assert (code, out) == (1, "")
-    assert err.startswith(f"error: model directory {tmp_path / 'absent'} does not exist; create it once with `python -m export`")
+    assert err.startswith(
+        f"error: model directory {tmp_path / 'absent'} does not exist; create it once with `python -m export --output {tmp_path / 'absent'}`"
+    )
+
+
+def test_default_model_dir_hint(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
+    code, _, err = run_main(capsys, "info")
+    assert code == 1
+    assert err.startswith("error: model directory models/nli-deberta-v3-base-6c749ce3425c does not exist; create it once with `python -m export` (")
+    assert "or `python -m export --smoke --output DIR` and pass --model-dir DIR (random-weights" in err
 
 
 # ---------------------------------------------------------------- end to end, in a subprocess, on the tiny model

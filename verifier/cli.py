@@ -475,10 +475,14 @@ def _default_model_dir(args: argparse.Namespace) -> Path:
 
 def _missing_model_message(model_dir: Path) -> str:
     what = "does not exist" if not model_dir.exists() else f"has no {MANIFEST_NAME}"
+    if model_dir == RuntimeOptions().resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION):
+        pinned, smoke = "`python -m export`", "`python -m export --smoke --output DIR` and pass --model-dir DIR"
+    else:
+        pinned, smoke = f"`python -m export --output {model_dir}`", f"`python -m export --smoke --output {model_dir}`"
     return (
-        f"error: model directory {model_dir} {what}; create it once with `python -m export` "
-        f"(the pinned {DEFAULT_MODEL}; needs the export extra) or `python -m export --smoke` "
-        f"(a random-weights test model, meaningless decisions), then pass --model-dir or set ${MODEL_DIR_ENV}"
+        f"error: model directory {model_dir} {what}; create it once with {pinned} "
+        f"(the pinned {DEFAULT_MODEL}; needs the export extra and the Hugging Face hub or a local copy), "
+        f"or {smoke} (random-weights test model: meaningless decisions)"
     )
 
 
