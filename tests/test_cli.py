@@ -731,7 +731,9 @@ def test_e2e_jsonl_validates_and_is_deterministic(tiny_run: tuple[Path, Path], t
         assert result.model == manifest.model
         needs_model = bool(row["evidence"]) and not row.get("requires_complete_set", False)
         assert result.model_called is needs_model
-        assert result.resolved_revision == (manifest.resolved_revision if needs_model else None)
+        # A smoke manifest has no resolved commit: the verifier then reports the requested revision.
+        resolved = manifest.resolved_revision or manifest.requested_revision
+        assert result.resolved_revision == (resolved if needs_model else None)
         assert len(result.group_scores) >= (len(row["evidence"]) if needs_model else 0)
         assert result.evidence_sha256 == audit.evidence_sha256(
             [__import__("verifier").ClaimEvidence.model_validate(e) for e in row["evidence"]]
@@ -813,3 +815,20 @@ def test_progress_bar_only_on_a_terminal(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "--quiet")
     assert code == 0 and err == ""
+
+
+def test_e2e_cli_many_equals_one_by_one_on_tiny_model(tiny_run: tuple[Path, Path], tiny_model_dir: Path) -> None:
+    """The CLI's batched verify_many output equals verify_sync claim by claim on the same ONNX model."""
+    from verifier.manifest import read_manifest
+    from verifier.types import ClaimRequest
+
+    manifest = read_manifest(tiny_model_dir)
+    config = ClaimVerificationConfig(model=manifest.model, revision=manifest.requested_revision or manifest.resolved_revision)
+    verifier = ClaimVerifier(config, runtime=RuntimeOptions(model_dir=tiny_model_dir))
+    alone = []
+    for line in CLAIMS.read_text(encoding="utf-8").splitlines():
+        request = ClaimRequest.model_validate_json(line)
+        alone.append(verifier.verify_sync(request.claim, request.evidence, requires_complete_set=request.requires_complete_set))
+    assert [r.model_dump_json() for r in alone] == tiny_run[0].read_text(encoding="utf-8").splitlines()
+    # One scorer call per claim that needs the model, at least: no cross-claim batching here.
+    assert verifier.stats["model_calls"] >= sum(r.model_called for r in alone)
