@@ -82,7 +82,8 @@ policies and ``--model``/``--revision`` set the *decision configuration*
 (:class:`~verifier.types.ClaimVerificationConfig`, SPEC §1): it is digested,
 so changing any of them changes ``configuration_sha256`` and every
 ``evaluation_id``. ``--batch-size`` is the configuration's ``batch_size``
-(pairs per model call; 1..256) and, per SPEC §1, is digested too.
+(the most pairs in one padded onnxruntime batch, 1..256) and, being one of
+the ten SPEC §1 fields, is digested too.
 ``--model-dir``, ``--threads``, ``--max-batch-tokens`` (token budget of one
 padded onnxruntime batch) and ``--schedule`` are runtime settings
 (:class:`~verifier.options.RuntimeOptions`) and never change a digest.
@@ -99,7 +100,9 @@ Exit status
 0 success; 1 the model directory is missing or the model failed
 (:class:`~verifier.types.ClaimVerificationError`), or output could not be
 written; 2 bad usage or invalid input (argparse errors included); 130
-interrupted. Errors are one line on stderr, never a traceback.
+interrupted. Errors are one line on stderr, never a traceback. A model
+failure in the middle of a run leaves no output file with ``-o``; on stdout,
+the results of chunks already finished (1024 claims each) stay written.
 """
 
 from __future__ import annotations
@@ -402,7 +405,7 @@ def add_verify_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentP
     )
     decision.add_argument("--max-evidence", type=_int_range(1, 256), metavar="N", help="passages per claim (default 64)")
     decision.add_argument(
-        "--batch-size", type=_int_range(1, 256), metavar="N", help="config batch_size: pairs per model call (default 32)"
+        "--batch-size", type=_int_range(1, 256), metavar="N", help="config batch_size: most pairs in one padded model batch (default 32)"
     )
     decision.add_argument("--entailment-policy", choices=typing.get_args(EntailmentPolicy))
     decision.add_argument("--refutation-policy", choices=typing.get_args(RefutationPolicy))
