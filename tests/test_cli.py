@@ -832,3 +832,26 @@ def test_e2e_cli_many_equals_one_by_one_on_tiny_model(tiny_run: tuple[Path, Path
     assert [r.model_dump_json() for r in alone] == tiny_run[0].read_text(encoding="utf-8").splitlines()
     # One scorer call per claim that needs the model, at least: no cross-claim batching here.
     assert verifier.stats["model_calls"] >= sum(r.model_called for r in alone)
+
+
+def test_whole_json_file_errors_name_items_and_lines(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    items = tmp_path / "rows.json"
+    items.write_text(json.dumps([good_row(1), 5, {"claim": "x", "evidence": [], "id": 7}], indent=2), encoding="utf-8")
+    code, out, err = run_main(capsys, "verify", str(items), "--model-dir", str(fake_model_dir))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {items} item 2: expected a JSON object, got int",
+        f"error: {items} item 3: field id: Input should be a valid string",
+        f"error: 2 invalid rows in {items}; nothing written",
+    ]
+    broken = tmp_path / "broken.json"
+    broken.write_text('[\n  {"claim": "x"},\n  {"claim": "y" "evidence": []}\n]\n', encoding="utf-8")
+    code, _, err = run_main(capsys, "verify", str(broken), "--model-dir", str(fake_model_dir))
+    assert code == 2
+    assert err.splitlines()[0] == f"error: {broken} line 3: invalid JSON: Expecting ',' delimiter (column 17)"
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(good_row(3), indent=2), encoding="utf-8")
+    code, out, _ = run_main(capsys, "verify", str(single), "--model-dir", str(fake_model_dir), "-q")
+    assert code == 0 and [r.status for r in results_of(out)] == [ClaimVerificationStatus.SUPPORTED]

@@ -16,8 +16,9 @@ Usage::
     succeeded). **Row i of the output is the result for the i-th claim of the
     input**; results carry no input ``id`` (the result schema is fixed), so
     ``--row-map FILE`` writes a JSON line ``{"row": i, "line": n, "id": ...}``
-    per output row when the caller needs the ids back (e.g. with
-    ``--skip-invalid``). A summary table (counts per status, claims/s, model
+    per output row (``row`` 0-based in the output, ``line`` 1-based in the
+    input, or the item number for a ``.json`` input) when the caller needs the
+    ids back (e.g. with ``--skip-invalid``). A summary table (counts per status, claims/s, model
     calls, pairs scored, elapsed) goes to stderr unless ``--quiet``; a
     progress bar goes to stderr only when stderr is a terminal and not
     ``--quiet``.
@@ -65,8 +66,8 @@ line numbers counted from 1 over all lines. Two kinds of row may be mixed:
   (SPEC §7: rendered text of cited candidates only).
 
 A file whose name ends in ``.json`` is read whole instead: one such object
-(e.g. a pretty-printed bundle row) or a JSON array of them; "line" in messages
-then means the item number (1-based).
+(e.g. a pretty-printed bundle row) or a JSON array of them; messages then
+name the 1-based ``item`` of the array (JSON syntax errors still name the line).
 
 Every row is validated, including the checks of SPEC §2 (non-empty claim, at
 most ``max_evidence`` passages, no repeated reference or memory id), before
@@ -197,15 +198,20 @@ class InputRow:
 
 @dataclass(frozen=True)
 class InvalidRow:
-    """One invalid input row: where, which field (``None`` for the whole row), and why."""
+    """One invalid input row: where, which field (``None`` for the whole row), and why.
+
+    ``unit`` is ``"line"`` for JSON Lines and for JSON syntax errors, ``"item"``
+    for an element of a whole-file ``.json`` array.
+    """
 
     line: int
     field: Optional[str]
     message: str
+    unit: str = "line"
 
     def describe(self, source: str) -> str:
         """``SOURCE line N: field F: message`` on one line."""
-        where = f"{source} line {self.line}"
+        where = f"{source} {self.unit} {self.line}"
         if self.field:
             where += f": field {self.field}"
         return f"{where}: {self.message}"
@@ -215,7 +221,7 @@ def _loc(parts: Sequence[Any]) -> str:
     return ".".join(str(part) for part in parts)
 
 
-def _from_validation_error(line: int, exc: ValidationError, prefix: Sequence[Any] = ()) -> InvalidRow:
+def _from_validation_error(line: int, exc: ValidationError, unit: str = "line") -> InvalidRow:
     errors = exc.errors(include_url=False)
     first = errors[0]
     message = str(first.get("msg", "invalid value"))
@@ -223,19 +229,22 @@ def _from_validation_error(line: int, exc: ValidationError, prefix: Sequence[Any
         message = "required field is missing"
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''} in this row)"
-    location = _loc([*prefix, *first.get("loc", ())]) or None
-    return InvalidRow(line, location, message)
+    location = _loc(first.get("loc", ())) or None
+    return InvalidRow(line, location, message, unit)
 
 
-def _check_request(line: int, request: ClaimRequest, config: ClaimVerificationConfig) -> Optional[InvalidRow]:
+def _check_request(
+    line: int, request: ClaimRequest, config: ClaimVerificationConfig, unit: str = "line"
+) -> Optional[InvalidRow]:
     """The SPEC §2 checks, done here so they can name the line before any model work."""
     if not request.claim.strip():
-        return InvalidRow(line, "claim", "claim is empty")
+        return InvalidRow(line, "claim", "claim is empty", unit)
     if len(request.evidence) > config.max_evidence:
         return InvalidRow(
             line,
             "evidence",
             f"{len(request.evidence)} passages exceed max_evidence={config.max_evidence}",
+            unit,
         )
     references: dict[str, int] = {}
     memory_ids: dict[uuid.UUID, int] = {}
@@ -245,33 +254,35 @@ def _check_request(line: int, request: ClaimRequest, config: ClaimVerificationCo
                 line,
                 f"evidence.{index}.reference",
                 f"reference {evidence.reference!r} repeats evidence.{references[evidence.reference]}",
+                unit,
             )
         if evidence.memory_id in memory_ids:
             return InvalidRow(
                 line,
                 f"evidence.{index}.memory_id",
                 f"memory_id {evidence.memory_id} repeats evidence.{memory_ids[evidence.memory_id]}",
+                unit,
             )
         references[evidence.reference] = index
         memory_ids[evidence.memory_id] = index
     return None
 
 
-def _parse_row(line: int, value: Any, config: ClaimVerificationConfig) -> InputRow | InvalidRow:
+def _parse_row(line: int, value: Any, config: ClaimVerificationConfig, unit: str = "line") -> InputRow | InvalidRow:
     from .bundle import BundleClaimRequest, bundle_evidence
 
     if not isinstance(value, dict):
-        return InvalidRow(line, None, f"expected a JSON object, got {type(value).__name__}")
+        return InvalidRow(line, None, f"expected a JSON object, got {type(value).__name__}", unit)
     if "bundle" in value:
         try:
             bundled = BundleClaimRequest.model_validate(value)
         except ValidationError as exc:
-            return _from_validation_error(line, exc)
+            return _from_validation_error(line, exc, unit)
         try:
             evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs)
         except ValueError as exc:
             where = "evidence_refs" if "evidence_refs" in str(exc) else "bundle"
-            return InvalidRow(line, where, str(exc))
+            return InvalidRow(line, where, str(exc), unit)
         request = ClaimRequest(
             id=bundled.id,
             claim=bundled.claim,
@@ -282,8 +293,8 @@ def _parse_row(line: int, value: Any, config: ClaimVerificationConfig) -> InputR
         try:
             request = ClaimRequest.model_validate(value)
         except ValidationError as exc:
-            return _from_validation_error(line, exc)
-    return _check_request(line, request, config) or InputRow(line, request)
+            return _from_validation_error(line, exc, unit)
+    return _check_request(line, request, config, unit) or InputRow(line, request)
 
 
 def _json_error(line: int, exc: json.JSONDecodeError, *, whole_file: bool) -> InvalidRow:
@@ -315,7 +326,7 @@ def read_requests(
             return
         items = document if isinstance(document, list) else [document]
         for number, item in enumerate(items, start=1):
-            yield _parse_row(number, item, config)
+            yield _parse_row(number, item, config, "item")
         return
     for number, text in enumerate(stream, start=1):
         if not text.strip():
