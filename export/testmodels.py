@@ -67,6 +67,11 @@ REAL_TOKENIZER_FILES: tuple[str, ...] = (
 #: Vocabulary size of the DeBERTa-v3 family (128,000 pieces + [MASK] at 128000, padded).
 _DEBERTA_V3_VOCAB_SIZE = 128100
 _TINY_MAX_POSITIONS = 512
+# Ten times transformers' default (0.02): the [CLS] state then varies with the
+# input, so the classifier needs only a modest scale and float32 noise in the
+# logits stays near 1e-5 (at 0.02 the head must be scaled ~10^4x and PyTorch's
+# own float32 and float64 logits differ by 5e-4, failing any 1e-4 gate).
+_TINY_INITIALIZER_RANGE = 0.2
 
 # Words that get their own Unigram piece in the tiny vocabulary, so common text
 # tokenizes into few pieces (everything else falls back to single characters).
@@ -406,7 +411,7 @@ def build_tiny_model(
             attention_probs_dropout_prob=0.1,
             max_position_embeddings=_TINY_MAX_POSITIONS,
             type_vocab_size=0,
-            initializer_range=0.02,
+            initializer_range=_TINY_INITIALIZER_RANGE,
             layer_norm_eps=1e-7,
             relative_attention=True,
             max_relative_positions=-1,
@@ -437,6 +442,7 @@ def build_tiny_model(
             intermediate_size=64,
             max_position_embeddings=_TINY_MAX_POSITIONS,
             type_vocab_size=2,
+            initializer_range=_TINY_INITIALIZER_RANGE,
             pad_token_id=0,
             id2label=id2label,
             label2id=label2id,

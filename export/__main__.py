@@ -1,0 +1,171 @@
+"""``python -m export``: turn a three-label NLI cross-encoder into a verified ONNX model directory.
+
+Usage::
+
+    python -m export                                   # the pinned default model and revision
+    python -m export --model cross-encoder/nli-deberta-v3-base --revision <commit>
+    python -m export --model path/to/hf-dir --output models/my-model
+    python -m export --smoke                           # seeded tiny random model, plumbing only
+
+The summary goes to stdout. A failure prints one ``export: error: ...`` line to
+stderr (a parity failure first prints the worst pairs) and exits non-zero:
+1 export error, 2 usage, 3 parity gate, 4 manifest mismatch, 5 labels.
+Nothing is left half-written. There is deliberately no ``--trust-remote-code``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+__all__ = ["build_parser", "main"]
+
+
+def _int_in(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not in [{low}, {high}]")
+        return value
+
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from exc
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m export`` argument parser (kebab-case flags, grouped)."""
+    from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
+
+    parser = argparse.ArgumentParser(
+        prog="python -m export",
+        description=(
+            "Export a three-label NLI cross-encoder to ONNX with a golden-output parity gate, "
+            "and write a self-describing model directory (model.onnx, tokenizer.json, config.json, "
+            "golden.json, manifest.json)."
+        ),
+    )
+    source = parser.add_argument_group("source")
+    which = source.add_mutually_exclusive_group()
+    which.add_argument(
+        "--model",
+        default=None,
+        help=f"hub id or local Hugging Face model directory (default: {DEFAULT_MODEL})",
+    )
+    which.add_argument(
+        "--smoke",
+        action="store_true",
+        help="build and export the seeded tiny random DeBERTa-v2 test model (plumbing checks only)",
+    )
+    source.add_argument(
+        "--revision",
+        default=None,
+        help=f"hub commit to export; required with a hub id (default model: {DEFAULT_REVISION})",
+    )
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="model directory to write (default: models/<name>-<revision[:12]>, or models/<dir>-local)",
+    )
+    export = parser.add_argument_group("export")
+    export.add_argument("--opset", type=_int_in(11, 30), default=None, help="ONNX opset (default: optimum's)")
+    export.add_argument(
+        "--max-length",
+        type=_int_in(8, 1 << 20),
+        default=None,
+        help="truncation length in tokens (default: the tokenizer's model_max_length, 512 for DeBERTa-v3)",
+    )
+    export.add_argument(
+        "--atol",
+        type=_positive_float,
+        default=None,
+        help="parity gate: max |logit difference| between PyTorch and onnxruntime (default: 1e-4)",
+    )
+    return parser
+
+
+def _quiet_third_party() -> None:
+    """Silence progress bars, advisory logs and warnings of torch/transformers/optimum.
+
+    The parity gate is this tool's check; their warnings would only bury the
+    one-line result.
+    """
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    warnings.simplefilter("ignore")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``python -m export``; return the exit status.
+
+    Args:
+        argv: arguments without the program name (default: ``sys.argv[1:]``).
+
+    Returns:
+        0 on success (new export, or an existing good one verified), else the
+        failing :class:`~export.errors.ExportError`'s ``exit_code`` (1, 3, 4 or 5).
+        Usage errors exit 2 through argparse.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.smoke and (args.revision is not None or args.max_length is not None):
+        parser.error("--smoke takes no --revision or --max-length")
+    _quiet_third_party()
+
+    from .errors import ExportError, ParityError
+    from .parity import DEFAULT_ATOL
+    from .pipeline import export_model, export_smoke
+
+    atol = args.atol if args.atol is not None else DEFAULT_ATOL
+    try:
+        if args.smoke:
+            report = export_smoke(args.output, opset=args.opset, atol=atol)
+        else:
+            from verifier.types import DEFAULT_MODEL
+
+            report = export_model(
+                args.model if args.model is not None else DEFAULT_MODEL,
+                revision=args.revision,
+                output=args.output,
+                opset=args.opset,
+                max_length=args.max_length,
+                atol=atol,
+            )
+    except ParityError as exc:
+        if exc.report:
+            print(exc.report, file=sys.stderr)
+        print(f"export: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except ExportError as exc:
+        print(f"export: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except ImportError as exc:
+        print(f"export: error: {exc} (install the 'export' extra)", file=sys.stderr)
+        return 1
+    for line in report.summary_lines():
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

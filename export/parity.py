@@ -1,0 +1,488 @@
+"""The golden-output parity gate (STYLE §14) and the ``golden.json`` it writes.
+
+At export, every pair of :data:`GOLDEN_PAIRS` is scored
+
+* by PyTorch (float32, one pair at a time, transformers fast-tokenizer ids) --
+  the reference;
+* by onnxruntime on ids from the exported ``tokenizer.json`` configured by
+  :func:`verifier.tokenization.load_tokenizer` (exactly what the runtime
+  feeds it), each pair alone *and* all pairs in one padded batch.
+
+The gate collects every failure, then decides once: it passes only when, for
+every pair, max |Δlogit| <= ``atol`` (default 1e-4) singly and batched, the
+argmax is identical in all three, and the runtime token ids (and token type
+ids, when the graph takes them) equal the transformers fast tokenizer's. A
+failure raises :class:`~export.errors.ParityError` carrying a table of the
+worst pairs; no manifest is written.
+
+``golden.json`` (format 1) lets the torch-free runtime re-score the model::
+
+    {
+      "format_version": 1,
+      "labels": ["contradiction", "entailment", "neutral"],   # logit column order
+      "max_length": 512, "pad_token_id": 0,
+      "inputs": ["input_ids", "attention_mask"],              # ONNX graph inputs
+      "atol": 0.0001,
+      "pairs": [
+        {"index": 0, "category": "short", "premise": "...", "hypothesis": "...",
+         "input_ids": [1, ...], "token_type_ids": [0, ...],   # truncated, special tokens included
+         "logits": [4.81, -12.2, -6.7]},                      # PyTorch float32 reference, raw logits
+        ...
+      ]
+    }
+
+:func:`verify_golden` re-scores it with onnxruntime only (no torch), as the
+exporter does when re-run on an existing directory.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import numpy as np
+
+from verifier.manifest import ParityReport
+from verifier.tokenization import encode_pairs, load_tokenizer, pad_encodings
+
+from .errors import ManifestError, ParityError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+__all__ = [
+    "DEFAULT_ATOL",
+    "GOLDEN_NAME",
+    "GOLDEN_FORMAT_VERSION",
+    "GoldenPair",
+    "GOLDEN_PAIRS",
+    "PairParity",
+    "ParityResult",
+    "run_parity",
+    "verify_golden",
+]
+
+#: Default gate: max |Δlogit| between PyTorch and onnxruntime (float32).
+DEFAULT_ATOL = 1e-4
+GOLDEN_NAME = "golden.json"
+GOLDEN_FORMAT_VERSION = 1
+_ALLOWED_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+@dataclass(frozen=True)
+class GoldenPair:
+    """One fixed (premise, hypothesis) pair of the golden set, with a category for reports."""
+
+    category: str
+    premise: str
+    hypothesis: str
+
+
+_LONG_PARAGRAPH = (
+    "The quarterly infrastructure review covered the migration of the billing service to the new "
+    "cluster, the retirement of the legacy message queue, and the rollout of passkeys for every "
+    "internal dashboard. Engineers reported that latency at the 95th percentile dropped from 480 "
+    "milliseconds to 210 milliseconds after the database connection pool was resized, while error "
+    "rates stayed below one tenth of a percent during the whole window. "
+)
+_LONG_QUESTIONS = (
+    "Several attendees asked whether the on-call rotation should change before the holiday freeze, "
+    "and the platform team agreed to revisit staffing once the incident backlog is cleared. "
+)
+
+#: The golden set (>= 24 pairs): short NLI-like pairs, the SPEC §8 examples,
+#: long pairs past 512 tokens on either or both sides (truncation), pairs near
+#: the limit, non-ASCII scripts, combining accents, emoji (ZWJ sequences,
+#: skin tones), control and zero-width characters, and empty-looking
+#: whitespace-heavy text.
+GOLDEN_PAIRS: tuple[GoldenPair, ...] = (
+    GoldenPair("short", "The deployment date is May 4.", "The deployment date is May 4."),
+    GoldenPair("short", "Topically related only.", "The deployment date is May 4."),
+    GoldenPair("short", "The launch is Tuesday.", "The launch is not Tuesday; it is Wednesday."),
+    GoldenPair("short", "Ravi no longer owns ingestion; Tessa owns it.", "Ravi owns the ingestion pipeline."),
+    GoldenPair("short", "A man is playing a guitar on stage.", "A person is performing music."),
+    GoldenPair("short", "A soccer game with multiple males playing.", "Some men are playing a sport."),
+    GoldenPair("short", "The cat sat on the mat.", "The dog is asleep in the garden."),
+    GoldenPair("short", "Alice does not use Jira.", "Alice does not use Jira."),
+    GoldenPair("short", "I want to enable passkeys after the security review.", "The user enabled passkeys."),
+    GoldenPair("short", "The service listens on port 8080.", "The service listens on port 8443."),
+    GoldenPair("minimal", "Yes.", "No."),
+    GoldenPair("minimal", "a", "b"),
+    GoldenPair(
+        "group",
+        "[E1] The trip starts in Austin.\n[E2] The next stop after Austin is Tulsa.",
+        "Tulsa follows Austin on the trip.",
+    ),
+    GoldenPair(
+        "punctuation",
+        "Version 4.2.1 costs $1,299.99 (≈ €1.2k) — 50% off! See https://example.com/a?b=c&d=e.",
+        "The product is discounted by half.",
+    ),
+    GoldenPair("non-ascii", "Der Zug nach München fährt um 9:15 Uhr ab.", "Der Zug fährt am Morgen."),
+    GoldenPair("non-ascii", "Le café est fermé le lundi, d'après l'équipe.", "Le café est ouvert tous les jours."),
+    GoldenPair("non-ascii", "東京は日本の首都です。人口は約千四百万人です。", "The capital of Japan is Tokyo."),
+    GoldenPair("non-ascii", "Ελληνικά και русский текст в одном предложении.", "Mixed scripts appear here."),
+    GoldenPair("non-ascii", "مرحبا بالعالم، هذا نص عربي.", "שלום עולם, זה טקסט בעברית."),
+    GoldenPair("combining", "Cafe\u0301 na\u0308ive re\u0301sume\u0301 \u212b \ufb01le", "Café naïve résumé Å file"),
+    GoldenPair("emoji", "The release shipped 🚀🎉 on Tuesday!", "The release shipped on Tuesday."),
+    GoldenPair("emoji", "👍", "👎🏽 family: 👨\u200d👩\u200d👧 flag: 🇳🇿"),
+    GoldenPair(
+        "control",
+        "Zero\u200bwidth\u200d joiner, soft\u00adhyphen, bell\u0007 and tab\tend.",
+        "Text with\u0000 a NUL and \u202eRTL override.",
+    ),
+    GoldenPair("whitespace", "   \t  The   meeting \n\n is   at   noon.   ", "The meeting is at noon."),
+    GoldenPair("whitespace", "\n\n\t  \u00a0 \u2003 \u3000 ", "   "),
+    GoldenPair("whitespace", "\r\n".join(["Line one.", "", "   Line three.  ", "\t"]), " . "),
+    GoldenPair("long-premise", _LONG_PARAGRAPH * 8, "Latency improved after the pool was resized."),
+    GoldenPair("long-hypothesis", "The billing service moved.", (_LONG_PARAGRAPH + _LONG_QUESTIONS) * 6),
+    GoldenPair("long-both", _LONG_PARAGRAPH * 6, _LONG_QUESTIONS * 14),
+    GoldenPair("near-limit", _LONG_PARAGRAPH * 2, _LONG_QUESTIONS * 3),
+)
+
+
+@dataclass(frozen=True)
+class PairParity:
+    """Parity of one golden pair.
+
+    Attributes:
+        index: position in the golden set.
+        category: the pair's category (``short``, ``long-both``, ...).
+        tokens: token count after truncation (special tokens included).
+        single_diff: max |Δlogit| of onnxruntime (pair alone) vs PyTorch.
+        batch_diff: max |Δlogit| of onnxruntime (in the padded batch) vs PyTorch.
+        prob_diff: max |Δprobability| after softmax over both runs.
+        torch_argmax: argmax column of the PyTorch logits.
+        single_argmax: argmax column of onnxruntime, pair alone.
+        batch_argmax: argmax column of onnxruntime, in the batch.
+        ids_identical: runtime token ids (and type ids when used) equal the
+            transformers fast tokenizer's.
+        finite: all logits finite.
+    """
+
+    index: int
+    category: str
+    tokens: int
+    single_diff: float
+    batch_diff: float
+    prob_diff: float
+    torch_argmax: int
+    single_argmax: int
+    batch_argmax: int
+    ids_identical: bool
+    finite: bool
+
+    @property
+    def max_diff(self) -> float:
+        """The larger of :attr:`single_diff` and :attr:`batch_diff`."""
+        return max(self.single_diff, self.batch_diff)
+
+    @property
+    def argmax_agrees(self) -> bool:
+        """Whether PyTorch, onnxruntime single and onnxruntime batch pick the same column."""
+        return self.torch_argmax == self.single_argmax == self.batch_argmax
+
+    def problems(self, atol: float) -> list[str]:
+        """Every reason this pair fails the gate at ``atol`` (empty when it passes)."""
+        where = f"pair {self.index} ({self.category})"
+        found: list[str] = []
+        if not self.finite:
+            found.append(f"{where}: non-finite logits")
+        if not self.ids_identical:
+            found.append(f"{where}: token ids differ from the transformers fast tokenizer")
+        if not self.single_diff <= atol:
+            found.append(f"{where}: single max |Δlogit| {self.single_diff:.3g} > atol {atol:g}")
+        if not self.batch_diff <= atol:
+            found.append(f"{where}: batched max |Δlogit| {self.batch_diff:.3g} > atol {atol:g}")
+        if not self.argmax_agrees:
+            found.append(
+                f"{where}: argmax torch {self.torch_argmax}, onnx single {self.single_argmax}, "
+                f"onnx batch {self.batch_argmax}"
+            )
+        return found
+
+
+@dataclass(frozen=True)
+class ParityResult:
+    """Outcome of :func:`run_parity`: one row per golden pair, every failure, and ``golden.json``.
+
+    Attributes:
+        rows: one :class:`PairParity` per golden pair, in golden order.
+        atol: the gate's max |Δlogit|.
+        failures: every problem found, in pair order (empty when passed).
+        golden: the ``golden.json`` payload (see the module docstring).
+    """
+
+    rows: tuple[PairParity, ...]
+    atol: float
+    failures: tuple[str, ...]
+    golden: dict[str, Any] = field(repr=False)
+
+    @property
+    def passed(self) -> bool:
+        """True when no pair failed."""
+        return not self.failures
+
+    @property
+    def report(self) -> ParityReport:
+        """The manifest's summary of this run."""
+        return ParityReport(
+            passed=self.passed,
+            pairs=len(self.rows),
+            atol=self.atol,
+            max_abs_logit_diff=max(row.max_diff for row in self.rows),
+            max_abs_prob_diff=max(row.prob_diff for row in self.rows),
+            argmax_agreement=sum(row.argmax_agrees for row in self.rows) / len(self.rows),
+            token_ids_identical=all(row.ids_identical for row in self.rows),
+        )
+
+    def worst(self, count: int = 5) -> tuple[PairParity, ...]:
+        """The ``count`` worst pairs: failing ones first, then by max |Δlogit|."""
+        ranked = sorted(
+            self.rows,
+            key=lambda row: (not row.problems(self.atol), -_nan_high(row.max_diff), row.index),
+        )
+        return tuple(ranked[:count])
+
+    def table(self, count: int = 5) -> str:
+        """A readable table of the :meth:`worst` pairs."""
+        lines = ["pair  category          tokens  single|Δ|   batch|Δ|    argmax t/s/b  ids"]
+        for row in self.worst(count):
+            lines.append(
+                f"{row.index:>4}  {row.category:<16}  {row.tokens:>6}  {row.single_diff:<10.3g}  "
+                f"{row.batch_diff:<10.3g}  {row.torch_argmax}/{row.single_argmax}/{row.batch_argmax}"
+                f"         {'same' if row.ids_identical else 'DIFFER'}"
+            )
+        return "\n".join(lines)
+
+    def raise_if_failed(self) -> None:
+        """Decide once.
+
+        Raises:
+            ParityError: any pair failed; the message counts the failures and
+                names the first, ``report`` holds the worst-pairs table.
+        """
+        if self.passed:
+            return
+        summary = self.report
+        failing = sum(1 for row in self.rows if row.problems(self.atol))
+        raise ParityError(
+            f"golden parity failed for {failing} of {len(self.rows)} pairs "
+            f"(max |Δlogit| {summary.max_abs_logit_diff:.3g}, atol {self.atol:g}, "
+            f"argmax agreement {summary.argmax_agreement:.0%}, "
+            f"token ids identical: {summary.token_ids_identical}); first: {self.failures[0]}",
+            report=self.table() + "\n" + "\n".join(self.failures),
+        )
+
+
+def _nan_high(value: float) -> float:
+    return float("inf") if value != value else value
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    result: np.ndarray = exp / exp.sum(axis=-1, keepdims=True)
+    return result
+
+
+def _max_abs(a: np.ndarray, b: np.ndarray) -> float:
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return float("nan")
+    return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+
+
+def _ort_session(onnx_path: Path) -> Any:
+    import onnxruntime as ort  # type: ignore[import-untyped]
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"])
+
+
+def _ort_run(session: Any, arrays: dict[str, np.ndarray], inputs: Sequence[str]) -> np.ndarray:
+    feed = {name: arrays[name] for name in inputs}
+    logits = session.run(["logits"], feed)[0]
+    return np.asarray(logits, dtype=np.float32)
+
+
+def run_parity(
+    *,
+    torch_model: "PreTrainedModel",
+    reference_tokenizer: "PreTrainedTokenizerBase",
+    onnx_path: Path,
+    tokenizer_json: Path,
+    labels: Sequence[str],
+    inputs: Sequence[str],
+    max_length: int,
+    pad_token_id: int,
+    atol: float = DEFAULT_ATOL,
+    pairs: Sequence[GoldenPair] = GOLDEN_PAIRS,
+) -> ParityResult:
+    """Score the golden pairs with PyTorch and onnxruntime and compare them.
+
+    PyTorch gets the transformers fast tokenizer's ids (``truncation=True``,
+    i.e. ``longest_first``, at ``max_length``), one pair at a time, restricted
+    to the graph's ``inputs``. onnxruntime gets ids from ``tokenizer_json`` via
+    :func:`verifier.tokenization.load_tokenizer` and
+    :func:`~verifier.tokenization.pad_encodings` (int64, shape (batch, length)),
+    each pair alone and all pairs in one batch padded to the longest.
+
+    Args:
+        torch_model: the float32 PyTorch classifier in eval mode.
+        reference_tokenizer: the transformers fast tokenizer of the source.
+        onnx_path: the exported ``model.onnx``.
+        tokenizer_json: the exported ``tokenizer.json``.
+        labels: ``id2label`` in index order (recorded in ``golden.json``).
+        inputs: the ONNX graph's input names.
+        max_length: truncation length in tokens, special tokens included.
+        pad_token_id: the pad id used for batching.
+        atol: the gate's max |Δlogit|.
+        pairs: the golden pairs (tests may pass fewer).
+
+    Returns:
+        A :class:`ParityResult`; call :meth:`ParityResult.raise_if_failed` to
+        apply the gate. This function itself never raises for a mismatch.
+
+    Raises:
+        ParityError: the graph has inputs the runtime cannot feed, or no pairs.
+    """
+    import torch
+
+    if not pairs:
+        raise ParityError("the golden set is empty")
+    unknown = [name for name in inputs if name not in _ALLOWED_INPUTS]
+    if unknown or "input_ids" not in inputs or "attention_mask" not in inputs:
+        raise ParityError(f"{onnx_path}: unsupported graph inputs {list(inputs)}")
+    with_types = "token_type_ids" in inputs
+
+    runtime_tokenizer = load_tokenizer(tokenizer_json, max_length=max_length)
+    texts = [(pair.premise, pair.hypothesis) for pair in pairs]
+    encodings = encode_pairs(runtime_tokenizer, texts)
+
+    session = _ort_session(onnx_path)
+    batch_arrays = pad_encodings(encodings, pad_token_id=pad_token_id, with_token_type_ids=with_types)
+    batch_logits = _ort_run(session, batch_arrays, inputs)
+
+    rows: list[PairParity] = []
+    golden_pairs: list[dict[str, Any]] = []
+    failures: list[str] = []
+    for index, (pair, encoding) in enumerate(zip(pairs, encodings)):
+        reference = reference_tokenizer(pair.premise, pair.hypothesis, truncation=True, max_length=max_length)
+        ref_ids = list(reference["input_ids"])
+        ref_types = list(reference.get("token_type_ids") or [0] * len(ref_ids))
+        ids_identical = list(encoding.ids) == ref_ids
+        if with_types:
+            ids_identical = ids_identical and list(encoding.type_ids) == ref_types
+
+        feed = {"input_ids": ref_ids, "attention_mask": [1] * len(ref_ids), "token_type_ids": ref_types}
+        with torch.no_grad():
+            torch_inputs = {name: torch.tensor([feed[name]], dtype=torch.long) for name in inputs}
+            torch_logits = torch_model(**torch_inputs).logits[0].float().cpu().numpy()
+
+        single_arrays = pad_encodings([encoding], pad_token_id=pad_token_id, with_token_type_ids=with_types)
+        single_logits = _ort_run(session, single_arrays, inputs)[0]
+        in_batch = batch_logits[index]
+
+        finite = bool(np.all(np.isfinite(torch_logits)) and np.all(np.isfinite(single_logits)))
+        finite = finite and bool(np.all(np.isfinite(in_batch)))
+        prob_diff = max(
+            _max_abs(_softmax(single_logits), _softmax(torch_logits)),
+            _max_abs(_softmax(in_batch), _softmax(torch_logits)),
+        )
+        row = PairParity(
+            index=index,
+            category=pair.category,
+            tokens=len(encoding.ids),
+            single_diff=_max_abs(single_logits, torch_logits),
+            batch_diff=_max_abs(in_batch, torch_logits),
+            prob_diff=prob_diff,
+            torch_argmax=int(np.argmax(torch_logits)),
+            single_argmax=int(np.argmax(single_logits)),
+            batch_argmax=int(np.argmax(in_batch)),
+            ids_identical=ids_identical,
+            finite=finite,
+        )
+        rows.append(row)
+        failures.extend(row.problems(atol))
+        golden_pairs.append(
+            {
+                "index": index,
+                "category": pair.category,
+                "premise": pair.premise,
+                "hypothesis": pair.hypothesis,
+                "input_ids": [int(value) for value in encoding.ids],
+                "token_type_ids": [int(value) for value in encoding.type_ids],
+                "logits": [float(value) for value in torch_logits.astype(np.float32)],
+            }
+        )
+
+    golden = {
+        "format_version": GOLDEN_FORMAT_VERSION,
+        "labels": list(labels),
+        "max_length": max_length,
+        "pad_token_id": pad_token_id,
+        "inputs": list(inputs),
+        "atol": atol,
+        "pairs": golden_pairs,
+    }
+    return ParityResult(rows=tuple(rows), atol=atol, failures=tuple(failures), golden=golden)
+
+
+def verify_golden(model_dir: Path, *, onnx_file: str = "model.onnx", atol: Optional[float] = None) -> float:
+    """Re-score ``golden.json`` with onnxruntime alone (no torch) and check it.
+
+    Re-tokenizes every pair with the directory's ``tokenizer.json`` (via
+    :func:`verifier.tokenization.load_tokenizer`), checks the ids against the
+    recorded ones, scores all pairs in one padded batch and compares the
+    logits with the recorded PyTorch logits.
+
+    Args:
+        model_dir: an exported model directory.
+        onnx_file: the ONNX file to score (a variant may be checked too).
+        atol: max |Δlogit| allowed (default: the ``atol`` recorded in ``golden.json``).
+
+    Returns:
+        The largest |Δlogit| found.
+
+    Raises:
+        ManifestError: ``golden.json`` is missing or malformed, token ids
+            changed, a logit differs by more than ``atol``, or an argmax differs.
+    """
+    model_dir = Path(model_dir)
+    path = model_dir / GOLDEN_NAME
+    try:
+        golden = json.loads(path.read_text(encoding="utf-8"))
+        pairs = golden["pairs"]
+        inputs = [str(name) for name in golden["inputs"]]
+        max_length = int(golden["max_length"])
+        pad_token_id = int(golden["pad_token_id"])
+        tolerance = float(atol if atol is not None else golden["atol"])
+        expected = np.asarray([pair["logits"] for pair in pairs], dtype=np.float32)
+        texts = [(str(pair["premise"]), str(pair["hypothesis"])) for pair in pairs]
+        recorded_ids = [[int(value) for value in pair["input_ids"]] for pair in pairs]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ManifestError(f"{path}: missing or malformed: {' '.join(str(exc).split())}") from exc
+    if not pairs:
+        raise ManifestError(f"{path}: no golden pairs")
+
+    tokenizer = load_tokenizer(model_dir / "tokenizer.json", max_length=max_length)
+    encodings = encode_pairs(tokenizer, texts)
+    for index, (encoding, ids) in enumerate(zip(encodings, recorded_ids)):
+        if list(encoding.ids) != ids:
+            raise ManifestError(f"{path}: pair {index}: tokenizer.json no longer gives the recorded token ids")
+    arrays = pad_encodings(encodings, pad_token_id=pad_token_id, with_token_type_ids="token_type_ids" in inputs)
+    logits = _ort_run(_ort_session(model_dir / onnx_file), arrays, inputs)
+    if logits.shape != expected.shape:
+        raise ManifestError(f"{model_dir / onnx_file}: logits shape {logits.shape} != golden {expected.shape}")
+    diffs = np.abs(logits.astype(np.float64) - expected.astype(np.float64)).max(axis=1)
+    for index, diff in enumerate(diffs):
+        if not diff <= tolerance:
+            raise ManifestError(
+                f"{model_dir / onnx_file}: golden pair {index}: max |Δlogit| {diff:.3g} > atol {tolerance:g}"
+            )
+        if int(np.argmax(logits[index])) != int(np.argmax(expected[index])):
+            raise ManifestError(f"{model_dir / onnx_file}: golden pair {index}: argmax differs from golden.json")
+    return float(diffs.max())

@@ -1,0 +1,93 @@
+"""Shared fixtures: seeded tiny models, built and exported once per session (STYLE §17).
+
+Hugging Face source directories (built by :mod:`export.testmodels`):
+
+* ``tiny_source_dir`` -- DeBERTa-v2, id2label contradiction/entailment/neutral.
+* ``tiny_bert_source_dir`` -- BERT (takes ``token_type_ids``).
+* ``tiny_reordered_source_dir`` -- DeBERTa-v2, id2label entailment/neutral/contradiction.
+
+Exported model directories (``python -m export``'s library call, parity gate passed):
+
+* ``tiny_model_dir``, ``tiny_bert_model_dir``, ``tiny_reordered_model_dir``
+  (session-scoped: treat them as read-only).
+* ``tiny_model_copy`` -- a private copy of ``tiny_model_dir`` in ``tmp_path``
+  for tests that tamper with files.
+
+The export fixtures need torch (the ``export`` extra) and skip without it;
+CI installs it, so a skip there is a bug.
+"""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: Labels of the reordered fixture model (index order).
+REORDERED_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def _build(root: Path, **kwargs: Any) -> Path:
+    pytest.importorskip("torch")
+    from export.testmodels import build_tiny_model
+
+    with warnings.catch_warnings():
+        # Fixture setup, not a test subject: third-party deprecation chatter stays quiet.
+        warnings.simplefilter("ignore")
+        return build_tiny_model(root / "hf", seed=0, **kwargs)
+
+
+def _export(source: Path, root: Path) -> Path:
+    pytest.importorskip("torch")
+    from export.pipeline import export_model
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = export_model(str(source), output=root / "onnx")
+    assert report.status == "exported" and report.manifest.parity.passed
+    return report.output_dir
+
+
+@pytest.fixture(scope="session")
+def tiny_source_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Hugging Face directory of the seeded tiny DeBERTa-v2 classifier (seed 0)."""
+    return _build(tmp_path_factory.mktemp("tiny-deberta"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_source_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Hugging Face directory of the seeded tiny BERT classifier (seed 0)."""
+    return _build(tmp_path_factory.mktemp("tiny-bert"), architecture="bert")
+
+
+@pytest.fixture(scope="session")
+def tiny_reordered_source_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Hugging Face directory of the tiny DeBERTa-v2 with id2label entailment/neutral/contradiction."""
+    return _build(tmp_path_factory.mktemp("tiny-reordered"), label_order=REORDERED_LABELS)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tiny_source_dir: Path) -> Path:
+    """Exported tiny DeBERTa-v2 model directory (read-only; use ``tiny_model_copy`` to modify)."""
+    return _export(tiny_source_dir, tiny_source_dir.parent)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_model_dir(tiny_bert_source_dir: Path) -> Path:
+    """Exported tiny BERT model directory; its graph takes ``token_type_ids``."""
+    return _export(tiny_bert_source_dir, tiny_bert_source_dir.parent)
+
+
+@pytest.fixture(scope="session")
+def tiny_reordered_model_dir(tiny_reordered_source_dir: Path) -> Path:
+    """Exported tiny DeBERTa-v2 whose logit columns are entailment, neutral, contradiction."""
+    return _export(tiny_reordered_source_dir, tiny_reordered_source_dir.parent)
+
+
+@pytest.fixture
+def tiny_model_copy(tiny_model_dir: Path, tmp_path: Path) -> Path:
+    """A private copy of ``tiny_model_dir`` at ``tmp_path / "model"`` for tamper tests."""
+    return Path(shutil.copytree(tiny_model_dir, tmp_path / "model"))
