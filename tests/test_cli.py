@@ -49,14 +49,14 @@ SCRIPT: dict[Any, tuple[float, float]] = {
 # ---------------------------------------------------------------- fixtures
 
 
-def write_manifest(directory: Path, *, random_weights: bool = True) -> Manifest:
+def write_manifest(directory: Path, *, random_weights: bool = True, revision: Optional[str] = FAKE_REVISION) -> Manifest:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "model.onnx").write_bytes(b"not a real model")
     manifest = Manifest(
         model=FAKE_MODEL,
-        requested_revision=FAKE_REVISION,
-        resolved_revision=FAKE_REVISION,
-        source="smoke",
+        requested_revision=revision,
+        resolved_revision=revision,
+        source="smoke" if revision else "local",
         random_weights=random_weights,
         files={
             "model.onnx": FileRecord(sha256=hashlib.sha256(b"not a real model").hexdigest(), size=16),
@@ -102,7 +102,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> Built:
     """Make the CLI build its verifier over a ScriptedScorer (no model needed)."""
     built = Built()
 
-    def make(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
+    def make(config: ClaimVerificationConfig, runtime: RuntimeOptions, manifest: Optional[Manifest]) -> ClaimVerifier:
         scorer = ScriptedScorer(SCRIPT, default=NEUTRAL, resolved_revision="feedface")
         verifier = ClaimVerifier(config, scorer=scorer, runtime=runtime)
         built.scorers.append(scorer)
@@ -285,6 +285,17 @@ def test_model_and_revision_options_override_manifest(
     )
     assert code == 0
     assert {(r.model, r.requested_revision) for r in results_of(out)} == {("org/other", "r2")}
+
+
+def test_local_export_without_revision_records_model_file_digest(
+    capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path
+) -> None:
+    """A local export records no revision: results name the model file's sha256 instead of the pinned default."""
+    write_manifest(tmp_path / "local", revision=None)
+    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path / "local"), "-q")
+    assert code == 0
+    digest = hashlib.sha256(b"not a real model").hexdigest()
+    assert {r.requested_revision for r in results_of(out)} == {f"sha256:{digest}"}
 
 
 def test_stdin_input(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -731,9 +742,13 @@ def test_e2e_jsonl_validates_and_is_deterministic(tiny_run: tuple[Path, Path], t
         assert result.model == manifest.model
         needs_model = bool(row["evidence"]) and not row.get("requires_complete_set", False)
         assert result.model_called is needs_model
-        # A smoke manifest has no resolved commit: the verifier then reports the requested revision.
-        resolved = manifest.resolved_revision or manifest.requested_revision
-        assert result.resolved_revision == (resolved if needs_model else None)
+        # Without a resolved commit in the manifest the verifier reports the requested revision,
+        # which the CLI takes from the manifest, or sha256:<model file> for an unrevisioned local export.
+        requested = manifest.requested_revision or manifest.resolved_revision
+        if requested is None:
+            requested = "sha256:" + manifest.files[manifest.model_file].sha256
+        assert result.requested_revision == requested
+        assert result.resolved_revision == ((manifest.resolved_revision or requested) if needs_model else None)
         assert len(result.group_scores) >= (len(row["evidence"]) if needs_model else 0)
         assert result.evidence_sha256 == audit.evidence_sha256(
             [__import__("verifier").ClaimEvidence.model_validate(e) for e in row["evidence"]]
@@ -786,8 +801,16 @@ def test_e2e_error_paths(tiny_model_dir: Path, tmp_path: Path) -> None:
 def test_e2e_info(tiny_model_dir: Path) -> None:
     proc = run_cli("info", "--model-dir", str(tiny_model_dir), "--verify-files")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("WARNING: random weights")
-    assert "labels " in proc.stdout and "parity (onnxruntime vs PyTorch):" in proc.stdout
+    from verifier.manifest import read_manifest
+
+    manifest = read_manifest(tiny_model_dir)
+    assert proc.stdout.startswith("WARNING: random weights") is manifest.random_weights
+    assert f"model               {manifest.model}\n" in proc.stdout
+    assert f"labels              {', '.join(f'{i}={label}' for i, label in enumerate(manifest.labels))}\n" in proc.stdout
+    assert f"opset               {manifest.opset}\n" in proc.stdout
+    assert "parity (onnxruntime vs PyTorch):\n  PASSED over " in proc.stdout
+    for name, record in manifest.files.items():
+        assert f"sha256 {record.sha256}" in proc.stdout, name
     assert proc.stderr.startswith("files: all ")
 
 
@@ -822,9 +845,12 @@ def test_e2e_cli_many_equals_one_by_one_on_tiny_model(tiny_run: tuple[Path, Path
     from verifier.manifest import read_manifest
     from verifier.types import ClaimRequest
 
+    from verifier.engine import OnnxScorer
+
     manifest = read_manifest(tiny_model_dir)
-    config = ClaimVerificationConfig(model=manifest.model, revision=manifest.requested_revision or manifest.resolved_revision)
-    verifier = ClaimVerifier(config, runtime=RuntimeOptions(model_dir=tiny_model_dir))
+    cli_results = results_of(tiny_run[0].read_text(encoding="utf-8"))
+    config = ClaimVerificationConfig(model=manifest.model, revision=cli_results[0].requested_revision)
+    verifier = ClaimVerifier(config, scorer=OnnxScorer(tiny_model_dir))
     alone = []
     for line in CLAIMS.read_text(encoding="utf-8").splitlines():
         request = ClaimRequest.model_validate_json(line)

@@ -90,8 +90,9 @@ padded onnxruntime batch) and ``--schedule`` are runtime settings
 (:class:`~verifier.options.RuntimeOptions`) and never change a digest.
 
 ``--model`` and ``--revision`` default to the model directory's manifest
-(``model`` and ``requested_revision``, else ``resolved_revision``), so results
-name the model that actually ran; without a manifest they default to the
+(``model`` and ``requested_revision``, else ``resolved_revision``; a local
+export that records neither gets ``sha256:<sha256 of its model file>``), so
+results name the model that actually ran; without a manifest they default to the
 pinned :data:`~verifier.types.DEFAULT_MODEL` at
 :data:`~verifier.types.DEFAULT_REVISION`. The model directory is ``--model-dir``,
 else ``$CLAIM_VERIFIER_MODEL_DIR``, else ``models/<name>-<revision[:12]>``.
@@ -518,9 +519,9 @@ def _load_manifest(model_dir: Path) -> Optional[Manifest]:
 def _build_config(args: argparse.Namespace, manifest: Optional[Manifest]) -> ClaimVerificationConfig:
     values: dict[str, Any] = {}
     model = args.model or (manifest.model if manifest else None)
-    revision = args.revision or (
-        (manifest.requested_revision or manifest.resolved_revision) if manifest else None
-    )
+    revision = args.revision
+    if not revision and manifest is not None:
+        revision = manifest.requested_revision or manifest.resolved_revision or _local_revision(manifest)
     if model:
         values["model"] = model
     if revision:
@@ -556,28 +557,69 @@ def _build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
     return RuntimeOptions(**values)
 
 
-def _make_verifier(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> "ClaimVerifier":
+def _unrevisioned(manifest: Optional[Manifest]) -> bool:
+    """A local export: the manifest records neither a requested nor a resolved revision."""
+    return manifest is not None and manifest.requested_revision is None and manifest.resolved_revision is None
+
+
+def _local_revision(manifest: Manifest) -> str:
+    """The revision recorded for an unrevisioned export: ``sha256:`` + its model file's sha256."""
+    record = manifest.files.get(manifest.model_file)
+    return f"sha256:{record.sha256}" if record is not None else "local"
+
+
+def _make_verifier(
+    config: ClaimVerificationConfig, runtime: RuntimeOptions, manifest: Optional[Manifest]
+) -> "ClaimVerifier":
     from .decision import ClaimVerifier
 
-    return ClaimVerifier(config, runtime=runtime)
+    if not _unrevisioned(manifest):
+        return ClaimVerifier(config, runtime=runtime)
+    # The engine's own builder insists that the configured revision is one the
+    # manifest records; an unrevisioned local export records none, so the
+    # engine is built here with the model identity checked and the revision
+    # (see _local_revision) left to the configuration.
+    from .engine import OnnxScorer
+
+    scorer = OnnxScorer(
+        runtime.resolve_model_dir(config.model, config.revision),
+        variant=runtime.variant,
+        providers=runtime.providers,
+        intra_op_num_threads=runtime.intra_op_num_threads,
+        inter_op_num_threads=runtime.inter_op_num_threads,
+        graph_optimization_level=runtime.graph_optimization_level,
+        max_batch_tokens=runtime.max_batch_tokens,
+        max_batch_size=config.batch_size,
+        verify_golden=runtime.verify_golden,
+        expected_model=config.model,
+    )
+    return ClaimVerifier(config, scorer=scorer, runtime=runtime)
 
 
 def _needs_model(requests: Sequence[ClaimRequest]) -> bool:
     return any(request.evidence and not request.requires_complete_set for request in requests)
 
 
+@dataclass(frozen=True)
+class _Setup:
+    config: ClaimVerificationConfig
+    runtime: RuntimeOptions
+    manifest: Optional[Manifest]
+    requests: list[ClaimRequest]
+
+
 def _prepare(
-    args: argparse.Namespace, requests_for_check: Optional[Callable[[ClaimVerificationConfig], Sequence[ClaimRequest]]]
-) -> tuple[ClaimVerificationConfig, RuntimeOptions, list[ClaimRequest]]:
+    args: argparse.Namespace, read: Callable[[ClaimVerificationConfig], Sequence[ClaimRequest]]
+) -> _Setup:
     """Resolve model directory, manifest, configuration and runtime; read requests; check the model exists."""
     model_dir = _default_model_dir(args)
     manifest = _load_manifest(model_dir)
     config = _build_config(args, manifest)
     runtime = _build_runtime(args, model_dir)
-    requests = list(requests_for_check(config)) if requests_for_check else []
+    requests = list(read(config))
     if manifest is None and _needs_model(requests):
         raise _Failure(_missing_model_message(model_dir))
-    return config, runtime, requests
+    return _Setup(config, runtime, manifest, requests)
 
 
 # ====================================================================== verify
@@ -722,7 +764,7 @@ def _run_file(args: argparse.Namespace) -> int:
         valid, invalid = _read_input(args, config)
         return [row.request for row in valid]
 
-    config, runtime, requests = _prepare(args, load)
+    setup = _prepare(args, load)
     if invalid and not args.skip_invalid:
         _report_invalid(source, invalid, "error")
         _err(f"error: {len(invalid)} invalid row{'s' if len(invalid) != 1 else ''} in {source}; nothing written")
@@ -730,7 +772,7 @@ def _run_file(args: argparse.Namespace) -> int:
     if invalid:
         _report_invalid(source, invalid, "skipped")
 
-    verifier = _make_verifier(config, runtime)
+    verifier = _make_verifier(setup.config, setup.runtime, setup.manifest)
     writer = _AtomicWriter(args.output) if args.output else None
     map_writer = _AtomicWriter(args.row_map) if args.row_map else None
     out: IO[str] = writer.handle if writer else sys.stdout
@@ -739,7 +781,7 @@ def _run_file(args: argparse.Namespace) -> int:
         def sink(result: ClaimVerification) -> None:
             out.write(result.model_dump_json() + "\n")
 
-        run = _verify_all(verifier, requests, args.quiet, sink)
+        run = _verify_all(verifier, setup.requests, args.quiet, sink)
         if map_writer is not None:
             for index, row in enumerate(valid):
                 map_writer.handle.write(json.dumps({"row": index, "line": row.line, "id": row.request.id}) + "\n")
@@ -841,8 +883,8 @@ def _run_one_off(args: argparse.Namespace) -> int:
             raise _UsageError(f"error: {problem.message}")
         return [request]
 
-    config, runtime, _ = _prepare(args, check)
-    verifier = _make_verifier(config, runtime)
+    setup = _prepare(args, check)
+    verifier = _make_verifier(setup.config, setup.runtime, setup.manifest)
     result = verifier.verify_sync(
         request.claim, request.evidence, requires_complete_set=request.requires_complete_set
     )
