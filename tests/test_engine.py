@@ -682,6 +682,38 @@ class TestVerifyGolden:
             OnnxScorer(tiny_model_copy, verify_golden=True).load()
 
 
+def _add_copy_variant(model_dir: Path, *, atol: Optional[float], max_prob_diff_gate: Optional[float]) -> None:
+    """Record a byte-identical copy of model.onnx as variant ``copy`` with the given parity gates."""
+    (model_dir / "model.copy.onnx").write_bytes((model_dir / "model.onnx").read_bytes())
+    data = json.loads((model_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+    parity = {**data["parity"], "atol": atol, "max_prob_diff_gate": max_prob_diff_gate}
+    data["variants"] = {"copy": {"file": "model.copy.onnx", "description": "test copy", "parity": parity}}
+    (model_dir / MANIFEST_NAME).write_text(json.dumps(data), encoding="utf-8")
+    _rerecord(model_dir, "model.copy.onnx")
+
+
+class TestVariants:
+    def test_variant_is_loaded_by_name(self, tiny_model_copy: Path) -> None:
+        _add_copy_variant(tiny_model_copy, atol=None, max_prob_diff_gate=1e-3)
+        pairs = _mixed_pairs(12, seed=8)
+        variant = OnnxScorer(tiny_model_copy, variant="copy", verify_golden=True)
+        np.testing.assert_array_equal(variant.score(pairs), OnnxScorer(tiny_model_copy).score(pairs))
+        assert variant._ensure_loaded().model_file == "model.copy.onnx"
+
+    def test_variant_gate_is_its_own(self, tiny_model_copy: Path) -> None:
+        """A variant gated on probabilities only is not held to the float model's logit atol."""
+        _add_copy_variant(tiny_model_copy, atol=None, max_prob_diff_gate=1e-300)
+        with pytest.raises(ClaimVerificationError, match=r"disagrees with its golden\.json: max \|Δprob\| [0-9.e-]+ > 1e-300"):
+            OnnxScorer(tiny_model_copy, variant="copy", verify_golden=True).load()
+
+    def test_tampered_variant(self, tiny_model_copy: Path) -> None:
+        _add_copy_variant(tiny_model_copy, atol=1e-3, max_prob_diff_gate=None)
+        with open(tiny_model_copy / "model.copy.onnx", "ab") as handle:
+            handle.write(b"\0")
+        with pytest.raises(ClaimVerificationError, match=re.escape("model.copy.onnx: size")):
+            OnnxScorer(tiny_model_copy, variant="copy").load()
+
+
 def test_verify_golden_refuses_changed_token_ids(tiny_model_copy: Path) -> None:
     path = tiny_model_copy / GOLDEN_NAME
     data = json.loads(path.read_text(encoding="utf-8"))

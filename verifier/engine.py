@@ -872,11 +872,11 @@ class OnnxScorer:
         """Re-score ``golden.json``; refuse the model beyond the parity tolerance.
 
         Checks, collecting every failure before deciding: the runtime token
-        ids equal the recorded ones; max |Δlogit| against the PyTorch reference
-        is within the manifest's parity ``atol`` (the variant's for a variant;
-        else golden.json's; else 1e-4); max |Δprobability| is within the
-        parity report's ``max_prob_diff_gate`` when it records one; and every
-        argmax agrees.
+        ids equal the recorded ones; every argmax agrees; and the gates of the
+        parity report (the variant's own for a variant) hold: max |Δlogit|
+        against the PyTorch reference ≤ ``atol`` and max |Δprobability| ≤
+        ``max_prob_diff_gate``, each when recorded. A report with neither falls
+        back to golden.json's ``atol`` (else 1e-4).
         """
         manifest = loaded.manifest
         path = self._model_dir / GOLDEN_NAME
@@ -894,9 +894,9 @@ class OnnxScorer:
             )
         reference = golden.logits[:, [golden.labels.index(label) for label in manifest.labels]]
         parity = manifest.parity if self._variant is None else manifest.variants[self._variant].parity
-        atol = parity.atol if parity.atol is not None else golden.atol
-        if atol is None and parity.max_prob_diff_gate is None:
-            atol = _DEFAULT_GOLDEN_ATOL
+        atol, gate = parity.atol, parity.max_prob_diff_gate
+        if atol is None and gate is None:  # an ungated report: golden.json's own tolerance
+            atol = golden.atol if golden.atol is not None else _DEFAULT_GOLDEN_ATOL
 
         failures: list[str] = []
         encodings = encode_pairs(loaded.tokenizer, list(golden.pairs))
@@ -912,7 +912,6 @@ class OnnxScorer:
         if atol is not None and not float(logit_diff.max()) <= atol:
             worst = int(np.argmax(logit_diff))
             failures.append(f"max |Δlogit| {float(logit_diff.max()):.3g} > atol {atol:g} (worst: golden pair {worst})")
-        gate = parity.max_prob_diff_gate
         if gate is not None:
             prob_diff = np.abs(stable_softmax(actual) - stable_softmax(reference)).max(axis=1)
             if not float(prob_diff.max()) <= gate:
