@@ -43,6 +43,7 @@ __all__ = [
     "Architecture",
     "real_tokenizer_dir",
     "build_tiny_model",
+    "deberta_v3_base_config",
     "build_deberta_v3_base_random",
 ]
 
@@ -456,41 +457,23 @@ def build_tiny_model(
     return output_dir
 
 
-def build_deberta_v3_base_random(output_dir: Path, seed: int = 0) -> Path:
-    """Build a randomly initialised model with the exact DeBERTa-v3-base configuration.
+def deberta_v3_base_config() -> Any:
+    """The exact ``DebertaV2Config`` of DeBERTa-v3-base as an NLI cross-encoder.
 
-    Configuration (``cross-encoder/nli-deberta-v3-base``'s ``config.json``,
-    DESIGN.md "Test models"): hidden 768, 12 layers, 12 heads, intermediate
-    3072, vocab 128100, ``max_position_embeddings`` 512, relative attention with
-    256 position buckets, ``pos_att_type`` p2c+c2p, ``norm_rel_ebd``
+    Values from ``cross-encoder/nli-deberta-v3-base``'s ``config.json``
+    (DESIGN.md "Test models"): hidden 768, 12 layers, 12 heads, intermediate
+    3072, vocab 128100, ``max_position_embeddings`` 512, relative attention
+    with 256 position buckets, ``pos_att_type`` p2c+c2p, ``norm_rel_ebd``
     layer_norm, ``share_att_key``, ``type_vocab_size`` 0, no absolute position
-    input, ``id2label`` contradiction/entailment/neutral. The real DeBERTa-v3
-    tokenizer files are copied in. About 184M parameters (~740 MB of float32
-    safetensors).
-
-    Its speed is the real model's speed; its outputs are random and must never
-    be reported as quality figures.
-
-    Args:
-        output_dir: directory to write (created).
-        seed: torch seed for the initialisation.
-
-    Returns:
-        ``output_dir``.
+    input, ``id2label`` contradiction/entailment/neutral.
 
     Raises:
-        FileNotFoundError: the real DeBERTa-v3 tokenizer files are absent.
-        ImportError: torch or transformers is not installed.
+        ImportError: transformers is not installed.
     """
-    import torch
-    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+    from transformers import DebertaV2Config
 
-    real_tokenizer_dir()
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    _copy_real_tokenizer(output_dir, tokenizer_json=True)
     id2label = dict(enumerate(DEFAULT_LABEL_ORDER))
-    config = DebertaV2Config(
+    return DebertaV2Config(
         vocab_size=_DEBERTA_V3_VOCAB_SIZE,
         hidden_size=768,
         num_hidden_layers=12,
@@ -517,8 +500,38 @@ def build_deberta_v3_base_random(output_dir: Path, seed: int = 0) -> Path:
         id2label=id2label,
         label2id={label: index for index, label in id2label.items()},
     )
+
+
+def build_deberta_v3_base_random(output_dir: Path, seed: int = 0) -> Path:
+    """Build a randomly initialised model with the exact DeBERTa-v3-base configuration.
+
+    Configuration: :func:`deberta_v3_base_config`. The real DeBERTa-v3
+    tokenizer files are copied in. About 184M parameters (~740 MB of float32
+    safetensors); building takes a few seconds.
+
+    Its speed is the real model's speed; its outputs are random and must never
+    be reported as quality figures.
+
+    Args:
+        output_dir: directory to write (created).
+        seed: torch seed for the initialisation.
+
+    Returns:
+        ``output_dir``.
+
+    Raises:
+        FileNotFoundError: the real DeBERTa-v3 tokenizer files are absent.
+        ImportError: torch or transformers is not installed.
+    """
+    import torch
+    from transformers import DebertaV2ForSequenceClassification
+
+    real_tokenizer_dir()
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    _copy_real_tokenizer(output_dir, tokenizer_json=True)
     torch.manual_seed(seed)
-    model = DebertaV2ForSequenceClassification(config)
+    model = DebertaV2ForSequenceClassification(deberta_v3_base_config())
     model.eval()
     model.save_pretrained(str(output_dir), safe_serialization=True)
     return output_dir

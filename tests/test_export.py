@@ -1,0 +1,508 @@
+"""Tests of ``python -m export`` (issue 2): parity gate, manifest, atomicity, CLI.
+
+Every export here uses the seeded tiny models of :mod:`export.testmodels`;
+the shared ones are exported once per session by ``tests/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from export.__main__ import build_parser, main  # noqa: E402
+from export.errors import ExportError, LabelError, ManifestError, ParityError  # noqa: E402
+from export.manifest import REQUIRED_FILES, verify_export_dir  # noqa: E402
+from export.onnx import read_labels  # noqa: E402
+from export.parity import GOLDEN_PAIRS, PairParity, ParityResult, verify_golden  # noqa: E402
+from export.pipeline import export_model  # noqa: E402
+from verifier.manifest import NLI_LABELS, read_manifest, sha256_file  # noqa: E402
+from verifier.tokenization import encode_pairs, load_tokenizer  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@pytest.fixture
+def quiet() -> Iterator[None]:
+    """Third-party deprecation chatter (torch.onnx, optimum) is not under test here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def run_export_cli(*args: str, cwd: Path = REPO, env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "export", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def assert_one_error_line(stderr: str, pattern: str) -> None:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one error line, got: {stderr!r}"
+    assert lines[0].startswith("export: error: ")
+    assert re.search(pattern, lines[0]), lines[0]
+
+
+def perturb_classifier_bias(path: Path, delta: float = 0.05) -> None:
+    """Add ``delta`` to the classifier bias inside an exported ONNX file."""
+    import onnx
+    from onnx import numpy_helper
+
+    proto = onnx.load(str(path))
+    for initializer in proto.graph.initializer:
+        if initializer.name == "classifier.bias":
+            values = numpy_helper.to_array(initializer).copy() + np.float32(delta)
+            initializer.CopyFrom(numpy_helper.from_array(values, initializer.name))
+            break
+    else:  # pragma: no cover - the exporter renamed the head
+        raise AssertionError("classifier.bias not found in the ONNX graph")
+    onnx.save(proto, str(path))
+
+
+def listing(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir())
+
+
+# ---------------------------------------------------------------- the good path
+
+
+def test_tiny_export_passes_parity(tiny_model_dir: Path, tiny_source_dir: Path) -> None:
+    manifest = verify_export_dir(tiny_model_dir)
+    assert manifest.source == "local" and manifest.model == str(tiny_source_dir)
+    assert manifest.random_weights is False
+    assert set(REQUIRED_FILES) <= set(manifest.files)
+    assert set(manifest.files) | {"manifest.json"} == set(listing(tiny_model_dir))
+    assert manifest.labels == ("contradiction", "entailment", "neutral")
+    assert manifest.inputs == ("input_ids", "attention_mask")
+    assert manifest.pad_token_id == 0 and manifest.max_length == 512 and manifest.opset >= 14
+    parity = manifest.parity
+    assert parity.passed and parity.pairs == len(GOLDEN_PAIRS) >= 24
+    assert parity.atol == 1e-4 and parity.max_abs_logit_diff <= 1e-4
+    assert parity.argmax_agreement == 1.0 and parity.token_ids_identical
+    for package in ("torch", "transformers", "optimum-onnx", "onnxruntime", "onnx"):
+        assert manifest.versions[package] not in ("", "absent")
+    for name, record in manifest.files.items():
+        assert sha256_file(tiny_model_dir / name) == record.sha256
+
+
+def test_onnx_graph_has_dynamic_batch_and_sequence_axes(tiny_model_dir: Path) -> None:
+    import onnx
+
+    proto = onnx.load(str(tiny_model_dir / "model.onnx"))
+    for graph_input in proto.graph.input:
+        dims = graph_input.type.tensor_type.shape.dim
+        assert [bool(dim.dim_param) for dim in dims] == [True, True], graph_input.name
+    assert [output.name for output in proto.graph.output] == ["logits"]
+
+
+def test_golden_json_reproduces_independently(tiny_model_dir: Path, tiny_source_dir: Path) -> None:
+    """golden.json re-checked without the exporter: transformers+torch and plain onnxruntime."""
+    import onnxruntime as ort
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    golden = json.loads((tiny_model_dir / "golden.json").read_text(encoding="utf-8"))
+    assert golden["labels"] == ["contradiction", "entailment", "neutral"]
+    assert golden["max_length"] == 512 and golden["inputs"] == ["input_ids", "attention_mask"]
+    pairs = golden["pairs"]
+    assert [(p["premise"], p["hypothesis"]) for p in pairs] == [(g.premise, g.hypothesis) for g in GOLDEN_PAIRS]
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_source_dir))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = AutoModelForSequenceClassification.from_pretrained(str(tiny_source_dir)).eval()
+    session = ort.InferenceSession(str(tiny_model_dir / "model.onnx"), providers=["CPUExecutionProvider"])
+    for pair in pairs:
+        encoded = tokenizer(pair["premise"], pair["hypothesis"], truncation=True, max_length=512)
+        assert encoded["input_ids"] == pair["input_ids"], pair["index"]
+        ids = np.asarray([pair["input_ids"]], dtype=np.int64)
+        with torch.no_grad():
+            reference = model(input_ids=torch.from_numpy(ids), attention_mask=torch.ones_like(torch.from_numpy(ids)))
+        np.testing.assert_allclose(reference.logits[0].numpy(), pair["logits"], atol=1e-5, rtol=0)
+        onnx_logits = session.run(["logits"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+        np.testing.assert_allclose(onnx_logits, pair["logits"], atol=1e-4, rtol=0)
+    assert verify_golden(tiny_model_dir) <= 1e-4
+
+
+def test_golden_set_covers_the_required_cases(tiny_model_dir: Path) -> None:
+    categories = {pair.category for pair in GOLDEN_PAIRS}
+    assert {"short", "non-ascii", "emoji", "whitespace", "long-premise", "long-hypothesis", "long-both"} <= categories
+    assert any(not pair.premise.strip() for pair in GOLDEN_PAIRS), "an empty-looking whitespace pair"
+    golden = json.loads((tiny_model_dir / "golden.json").read_text(encoding="utf-8"))
+    lengths = {p["category"]: len(p["input_ids"]) for p in golden["pairs"]}
+    for category in ("long-premise", "long-hypothesis", "long-both"):
+        assert lengths[category] == 512, f"{category} should be truncated to max length"
+
+
+def test_bert_export_uses_token_type_ids(tiny_bert_model_dir: Path) -> None:
+    manifest = verify_export_dir(tiny_bert_model_dir)
+    assert manifest.inputs == ("input_ids", "attention_mask", "token_type_ids")
+    assert manifest.parity.passed and manifest.parity.token_ids_identical
+    golden = json.loads((tiny_bert_model_dir / "golden.json").read_text(encoding="utf-8"))
+    assert any(1 in pair["token_type_ids"] for pair in golden["pairs"])
+    assert verify_golden(tiny_bert_model_dir) <= 1e-4
+
+
+def test_reordered_labels_follow_id2label(tiny_reordered_model_dir: Path) -> None:
+    manifest = verify_export_dir(tiny_reordered_model_dir)
+    assert manifest.labels == ("entailment", "neutral", "contradiction")
+    golden = json.loads((tiny_reordered_model_dir / "golden.json").read_text(encoding="utf-8"))
+    assert golden["labels"] == ["entailment", "neutral", "contradiction"]
+
+
+# ---------------------------------------------------------------- tokenization
+
+
+@pytest.mark.parametrize("max_length", [512, 100, 33])
+def test_truncation_matches_transformers(tiny_model_dir: Path, tiny_source_dir: Path, max_length: int) -> None:
+    from transformers import AutoTokenizer
+
+    reference = AutoTokenizer.from_pretrained(str(tiny_source_dir))
+    runtime = load_tokenizer(tiny_model_dir / "tokenizer.json", max_length=max_length)
+    texts = [(pair.premise, pair.hypothesis) for pair in GOLDEN_PAIRS]
+    for encoding, (premise, hypothesis) in zip(encode_pairs(runtime, texts), texts):
+        expected = reference(premise, hypothesis, truncation=True, max_length=max_length)
+        assert encoding.ids == expected["input_ids"], (max_length, premise[:40])
+        assert encoding.type_ids == expected["token_type_ids"]
+        assert len(encoding.ids) <= max_length
+
+
+def test_spm_model_is_converted_to_tokenizer_json(tmp_path: Path, quiet: None) -> None:
+    """A revision without tokenizer.json: exported via transformers' spm.model conversion."""
+    from export.testmodels import build_tiny_model, real_tokenizer_dir
+
+    try:
+        real = real_tokenizer_dir()
+    except FileNotFoundError as exc:
+        pytest.skip(f"shared DeBERTa-v3 tokenizer files absent ({exc})")
+    source = build_tiny_model(tmp_path / "hf", real_vocab=True, tokenizer_json=False)
+    assert not (source / "tokenizer.json").exists()
+    report = export_model(str(source), output=tmp_path / "onnx")
+    assert report.tokenizer_json == "converted"
+    assert report.manifest.parity.token_ids_identical and report.manifest.max_length == 512
+
+    converted = load_tokenizer(tmp_path / "onnx" / "tokenizer.json", max_length=512)
+    shipped = load_tokenizer(real / "tokenizer.json", max_length=512)
+    texts = [(pair.premise, pair.hypothesis) for pair in GOLDEN_PAIRS]
+    converted_ids = [e.ids for e in encode_pairs(converted, texts)]
+    assert converted_ids == [e.ids for e in encode_pairs(shipped, texts)]
+    assert max(len(ids) for ids in converted_ids) == 512
+    assert 3 in {token for ids in converted_ids for token in ids}, "the fast tokenizer emits [UNK]"
+
+
+# ---------------------------------------------------------------- labels
+
+
+@pytest.mark.parametrize(
+    ("id2label", "expected"),
+    [
+        ({"0": "contradiction", "1": "entailment", "2": "neutral"}, ("contradiction", "entailment", "neutral")),
+        ({"0": "ENTAILMENT", "1": " Neutral ", "2": "Contradiction"}, ("entailment", "neutral", "contradiction")),
+        ({2: "neutral", 0: "entailment", 1: "contradiction"}, ("entailment", "contradiction", "neutral")),
+    ],
+)
+def test_read_labels_accepts_the_nli_set(id2label: dict[Any, str], expected: tuple[str, ...]) -> None:
+    assert read_labels({"id2label": id2label}) == expected
+    assert set(expected) == NLI_LABELS
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({}, "no id2label"),
+        ({"id2label": {"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"}}, "must be exactly contradiction"),
+        ({"id2label": {"0": "entailment", "1": "not_entailment"}}, "must be exactly contradiction"),
+        ({"id2label": {"0": "entailment", "1": "entailment", "2": "neutral"}}, "must be exactly contradiction"),
+        (
+            {"id2label": {"0": "contradiction", "1": "entailment", "2": "neutral", "3": "other"}},
+            "must be exactly contradiction",
+        ),
+        ({"id2label": {"0": "contradiction", "2": "entailment", "3": "neutral"}}, r"keys must be 0\.\.2"),
+        ({"id2label": {"a": "contradiction"}}, "keys must be integers"),
+    ],
+)
+def test_read_labels_refuses_anything_else(config: dict[str, Any], message: str) -> None:
+    with pytest.raises(LabelError, match=message):
+        read_labels(config)
+
+
+def test_wrong_labels_refused_and_nothing_written(tmp_path: Path, quiet: None) -> None:
+    from export.testmodels import build_tiny_model
+
+    source = build_tiny_model(tmp_path / "hf", label_order=("positive", "negative", "neutral"))
+    out = tmp_path / "out"
+    with pytest.raises(LabelError, match=re.escape("got ['positive', 'negative', 'neutral']")):
+        export_model(str(source), output=out / "model")
+    assert not out.exists(), "parent directories created for the export are removed again"
+
+
+# ---------------------------------------------------------------- the gate fails closed
+
+
+def test_parity_result_collects_every_failure_then_decides_once() -> None:
+    def row(index: int, diff: float, argmax: tuple[int, int, int] = (0, 0, 0), ids: bool = True) -> PairParity:
+        return PairParity(index, "short", 10, diff, diff / 2, 0.0, *argmax, ids_identical=ids, finite=True)
+
+    rows = (row(0, 1e-6), row(1, 3e-4), row(2, 1e-6, argmax=(0, 1, 0)), row(3, 1e-6, ids=False), row(4, 5e-5))
+    result = ParityResult(rows=rows, atol=1e-4, failures=tuple(f for r in rows for f in r.problems(1e-4)), golden={})
+    assert not result.passed
+    assert result.failures == (
+        "pair 1 (short): single max |Δlogit| 0.0003 > atol 0.0001",
+        "pair 1 (short): batched max |Δlogit| 0.00015 > atol 0.0001",
+        "pair 2 (short): argmax torch 0, onnx single 1, onnx batch 0",
+        "pair 3 (short): token ids differ from the transformers fast tokenizer",
+    )
+    assert [r.index for r in result.worst(4)] == [1, 2, 3, 4]
+    report = result.report
+    assert report.argmax_agreement == 0.8 and not report.token_ids_identical and not report.passed
+    with pytest.raises(ParityError, match=re.escape("golden parity failed for 3 of 5 pairs")) as caught:
+        result.raise_if_failed()
+    assert "pair  category" in caught.value.report
+
+
+def test_perturbed_onnx_fails_the_gate(tiny_source_dir: Path, tmp_path: Path, quiet: None) -> None:
+    """A perturbed model.onnx: ParityError naming the worst pairs, no manifest, no directory left."""
+    target = tmp_path / "exports" / "model"
+    with pytest.raises(ParityError) as caught:
+        export_model(str(tiny_source_dir), output=target, onnx_hook=perturb_classifier_bias)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"golden parity failed for {len(GOLDEN_PAIRS)} of {len(GOLDEN_PAIRS)} pairs")
+    assert re.search(r"max \|Δlogit\| 0\.05\d*, atol 0\.0001", message), message
+    assert "pair  category" in caught.value.report and "> atol 0.0001" in caught.value.report
+    assert not (tmp_path / "exports").exists()
+    assert listing(tmp_path) == []
+
+
+def test_cli_reports_parity_failure_with_worst_pairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import export.pipeline as pipeline
+
+    def failing_export(*args: Any, **kwargs: Any) -> Any:
+        raise ParityError("golden parity failed for 2 of 30 pairs (...)", report="pair  category\n   3  short")
+
+    monkeypatch.setattr(pipeline, "export_model", failing_export)
+    status = main(["--model", str(tmp_path), "--output", str(tmp_path / "m")])
+    captured = capsys.readouterr()
+    assert status == ParityError.exit_code == 3
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        "pair  category",
+        "   3  short",
+        "export: error: golden parity failed for 2 of 30 pairs (...)",
+    ]
+
+
+# ---------------------------------------------------------------- manifest and re-runs
+
+
+def test_second_run_is_a_verified_no_op(tiny_model_copy: Path, tiny_source_dir: Path) -> None:
+    before = {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in tiny_model_copy.iterdir()}
+    report = export_model(str(tiny_source_dir), output=tiny_model_copy)
+    assert report.status == "verified" and report.parity is None
+    assert report.verified_max_abs_logit_diff is not None and report.verified_max_abs_logit_diff <= 1e-4
+    after = {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in tiny_model_copy.iterdir()}
+    assert after == before
+    assert listing(tiny_model_copy.parent) == ["model"]
+
+
+@pytest.mark.parametrize("name", ["model.onnx", "tokenizer.json", "config.json", "golden.json"])
+def test_tampered_file_fails_manifest_verification(tiny_model_copy: Path, tiny_source_dir: Path, name: str) -> None:
+    path = tiny_model_copy / name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(ManifestError, match=re.escape(f"{name}: sha256")):
+        verify_export_dir(tiny_model_copy)
+    snapshot = {p.name: p.read_bytes() for p in tiny_model_copy.iterdir()}
+    with pytest.raises(ManifestError, match="files do not match manifest.json"):
+        export_model(str(tiny_source_dir), output=tiny_model_copy)
+    assert {p.name: p.read_bytes() for p in tiny_model_copy.iterdir()} == snapshot, "reported, not overwritten"
+
+
+def test_missing_or_malformed_manifest_is_refused(tiny_model_copy: Path, tiny_source_dir: Path) -> None:
+    (tiny_model_copy / "golden.json").unlink()
+    with pytest.raises(ManifestError, match="golden.json: missing"):
+        verify_export_dir(tiny_model_copy)
+    (tiny_model_copy / "manifest.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ManifestError, match="manifest.json: malformed"):
+        verify_export_dir(tiny_model_copy)
+    (tiny_model_copy / "manifest.json").unlink()
+    with pytest.raises(ExportError, match="has no manifest.json; refusing to overwrite"):
+        export_model(str(tiny_source_dir), output=tiny_model_copy)
+
+
+def test_golden_logits_must_reproduce(tiny_model_copy: Path) -> None:
+    """A golden.json edited consistently with its manifest still fails the onnxruntime re-score."""
+    from export.manifest import file_records, write_manifest
+
+    golden_path = tiny_model_copy / "golden.json"
+    golden = json.loads(golden_path.read_text(encoding="utf-8"))
+    golden["pairs"][5]["logits"][1] += 0.01
+    golden_path.write_text(json.dumps(golden, ensure_ascii=False), encoding="utf-8")
+    manifest = read_manifest(tiny_model_copy)
+    files = {**manifest.files, **file_records(tiny_model_copy, ["golden.json"])}
+    write_manifest(tiny_model_copy, manifest.model_copy(update={"files": files}))
+    verify_export_dir(tiny_model_copy)  # files match the (rewritten) manifest ...
+    with pytest.raises(ManifestError, match=r"golden pair 5: max \|Δlogit\| 0\.01 > atol 0\.0001"):
+        verify_golden(tiny_model_copy)  # ... but the model does not reproduce golden.json
+
+
+def test_existing_export_of_another_model_is_not_overwritten(tiny_model_copy: Path, tiny_bert_source_dir: Path) -> None:
+    with pytest.raises(ExportError, match="already holds an export of"):
+        export_model(str(tiny_bert_source_dir), output=tiny_model_copy)
+    with pytest.raises(ExportError, match="holds a max length 512 export, not 64"):
+        export_model(str(read_manifest(tiny_model_copy).model), output=tiny_model_copy, max_length=64)
+
+
+# ---------------------------------------------------------------- argument errors (no export needed)
+
+
+def test_parser_flags() -> None:
+    parser = build_parser()
+    flags = {option for action in parser._actions for option in action.option_strings}
+    assert {"--model", "--revision", "--output", "--opset", "--max-length", "--atol", "--smoke"} <= flags
+    assert not any("remote" in flag for flag in flags)
+    args = parser.parse_args(["--model", "x", "--max-length", "128", "--atol", "1e-5"])
+    assert (args.model, args.max_length, args.atol, args.revision) == ("x", 128, 1e-5, None)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--atol", "0"], ["--atol", "nan"], ["--max-length", "4"], ["--opset", "7"], ["--smoke", "--model", "x"]],
+)
+def test_bad_flags_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_hub_id_without_revision_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match=re.escape("--revision is required with a hub id")):
+        export_model("someone/some-nli-model", output=tmp_path / "m")
+    assert listing(tmp_path) == []
+
+
+# ---------------------------------------------------------------- CLI in a subprocess
+
+
+def test_cli_exports_a_local_directory(tiny_source_dir: Path, tmp_path: Path) -> None:
+    target = tmp_path / "exported"
+    proc = run_export_cli("--model", str(tiny_source_dir), "--output", str(target))
+    assert proc.returncode == 0, proc.stderr
+    assert f"-> {target}" in proc.stdout and "max |Δlogit|" in proc.stdout and "RANDOM" not in proc.stdout
+    manifest = verify_export_dir(target)
+    assert manifest.source == "local" and manifest.parity.passed
+    assert verify_golden(target) <= 1e-4
+
+    again = run_export_cli("--model", str(tiny_source_dir), "--output", str(target))
+    assert again.returncode == 0, again.stderr
+    assert "verified existing export" in again.stdout and "nothing to do" in again.stdout
+
+
+def test_default_output_dirs(tmp_path: Path) -> None:
+    from export.pipeline import default_output_dir
+
+    local = tmp_path / "my-nli"
+    local.mkdir()
+    assert default_output_dir(str(local), None, local=True) == Path("models/my-nli-local")
+    assert default_output_dir(str(local), "abcdef0123456789", local=True) == Path("models/my-nli-abcdef012345")
+    assert default_output_dir(
+        "cross-encoder/nli-deberta-v3-base", "6c749ce3425cd33b46d187e45b92bbf96ee12ec7", local=False
+    ) == Path("models/nli-deberta-v3-base-6c749ce3425c")
+
+
+def test_cli_missing_directory(tmp_path: Path) -> None:
+    proc = run_export_cli("--model", "./does/not/exist", "--output", str(tmp_path / "m"))
+    assert proc.returncode == 1
+    assert_one_error_line(proc.stderr, r"--model \./does/not/exist: model directory not found")
+    assert listing(tmp_path) == []
+
+
+def test_cli_not_a_model_directory(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    proc = run_export_cli("--model", str(tmp_path / "empty"), "--output", str(tmp_path / "m"))
+    assert proc.returncode == 1
+    assert_one_error_line(proc.stderr, r"not a Hugging Face model directory \(no config.json\)")
+    assert listing(tmp_path) == ["empty"]
+
+
+def test_cli_wrong_labels(tmp_path: Path, quiet: None) -> None:
+    from export.testmodels import build_tiny_model
+
+    source = build_tiny_model(tmp_path / "hf", label_order=("LABEL_0", "LABEL_1", "LABEL_2"))
+    proc = run_export_cli("--model", str(source), "--output", str(tmp_path / "out" / "m"))
+    assert proc.returncode == LabelError.exit_code == 5
+    assert_one_error_line(proc.stderr, r"id2label must be exactly contradiction, entailment, neutral")
+    assert listing(tmp_path) == ["hf"]
+
+
+def test_cli_unwritable_output(tiny_source_dir: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    proc = run_export_cli("--model", str(tiny_source_dir), "--output", str(blocker / "sub" / "m"))
+    assert proc.returncode == 1
+    assert_one_error_line(proc.stderr, r"cannot write to .*a-file/sub")
+    assert listing(tmp_path) == ["a-file"]
+
+
+def test_cli_tampered_directory(tiny_model_copy: Path, tiny_source_dir: Path) -> None:
+    onnx_path = tiny_model_copy / "model.onnx"
+    data = bytearray(onnx_path.read_bytes())
+    data[-10] ^= 0xFF
+    onnx_path.write_bytes(bytes(data))
+    proc = run_export_cli("--model", str(tiny_source_dir), "--output", str(tiny_model_copy))
+    assert proc.returncode == ManifestError.exit_code == 4
+    assert_one_error_line(proc.stderr, r"files do not match manifest.json: model.onnx: sha256")
+    assert onnx_path.read_bytes() == bytes(data)
+
+
+def _fake_hub_cache(hf_home: Path, repo_id: str, source: Path, commit: str) -> None:
+    """Lay out ``source`` as a huggingface_hub cache entry of ``repo_id`` at ``commit`` (refs/main)."""
+    repo_dir = hf_home / "hub" / f"models--{repo_id.replace('/', '--')}"
+    shutil.copytree(source, repo_dir / "snapshots" / commit)
+    (repo_dir / "refs").mkdir(parents=True)
+    (repo_dir / "refs" / "main").write_text(commit, encoding="utf-8")
+
+
+def test_cli_hub_id_from_offline_cache(tiny_source_dir: Path, tmp_path: Path) -> None:
+    """Hub download honours HF_HOME and HF_HUB_OFFLINE, records the resolved commit, default output."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    _fake_hub_cache(tmp_path / "hf", "tiny-org/tiny-nli", tiny_source_dir, commit)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
+
+    proc = run_export_cli("--model", "tiny-org/tiny-nli", "--revision", "main", cwd=work, env=env)
+    assert proc.returncode == 0, proc.stderr
+    target = work / "models" / "tiny-nli-main"
+    manifest = verify_export_dir(target)
+    assert (manifest.source, manifest.model) == ("hub", "tiny-org/tiny-nli")
+    assert (manifest.requested_revision, manifest.resolved_revision) == ("main", commit)
+
+    unknown = run_export_cli("--model", "tiny-org/tiny-nli", "--revision", "f" * 40, cwd=work, env=env)
+    assert unknown.returncode == 1
+    assert_one_error_line(unknown.stderr, "downloading revision f{40} from the Hugging Face hub failed")
+    assert listing(work / "models") == ["tiny-nli-main"]
