@@ -286,8 +286,8 @@ class TestConstructionAndValidation:
         with pytest.raises(
             ClaimVerificationError,
             match=re.escape(f"model directory {tmp_path / 'absent'} does not exist; create it with "
-                            "`python -m export --model org/some-nli --revision abc123` "
-                            "(or `python -m export --smoke`"),
+                            f"`python -m export --model org/some-nli --revision abc123 --output {tmp_path / 'absent'}` "
+                            f"(or `python -m export --smoke --output {tmp_path / 'absent'}`"),
         ):
             scorer.score([("p", "h")])
 

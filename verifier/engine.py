@@ -266,7 +266,7 @@ def _session_options(
     """The one place onnxruntime ``SessionOptions`` are built (STYLE §7).
 
     Sequential execution (one model, one request: the parallelism is intra-op),
-    onnxruntime's own thread defaults unless threads are given, warnings-only
+    onnxruntime's own thread defaults unless threads are given, errors-only
     logging.
     """
     import onnxruntime as ort
@@ -293,8 +293,8 @@ def _create_hint(expected_model: Optional[str], expected_revision: Optional[str]
     model = expected_model or "<hub id>"
     revision = expected_revision or "<revision>"
     return (
-        f"create it with `python -m export --model {model} --revision {revision}` "
-        f"(or `python -m export --smoke` for a random-weights test model), "
+        f"create it with `python -m export --model {model} --revision {revision} --output {model_dir}` "
+        f"(or `python -m export --smoke --output {model_dir}` for a random-weights test model), "
         f"or point the runtime options / $CLAIM_VERIFIER_MODEL_DIR at an exported directory"
     )
 
