@@ -12,9 +12,8 @@ import re
 import shutil
 import subprocess
 import sys
-import warnings
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import numpy as np
 import pytest
@@ -34,14 +33,6 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 # ---------------------------------------------------------------- helpers
-
-
-@pytest.fixture
-def quiet() -> Iterator[None]:
-    """Third-party deprecation chatter (torch.onnx, optimum) is not under test here."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
 
 
 def run_export_cli(*args: str, cwd: Path = REPO, env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess[str]:
@@ -117,7 +108,7 @@ def test_onnx_graph_has_dynamic_batch_and_sequence_axes(tiny_model_dir: Path) ->
 
 def test_golden_json_reproduces_independently(tiny_model_dir: Path, tiny_source_dir: Path) -> None:
     """golden.json re-checked without the exporter: transformers+torch and plain onnxruntime."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # type: ignore[import-untyped]
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -128,9 +119,7 @@ def test_golden_json_reproduces_independently(tiny_model_dir: Path, tiny_source_
     assert [(p["premise"], p["hypothesis"]) for p in pairs] == [(g.premise, g.hypothesis) for g in GOLDEN_PAIRS]
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_source_dir))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = AutoModelForSequenceClassification.from_pretrained(str(tiny_source_dir)).eval()
+    model = AutoModelForSequenceClassification.from_pretrained(str(tiny_source_dir)).eval()
     session = ort.InferenceSession(str(tiny_model_dir / "model.onnx"), providers=["CPUExecutionProvider"])
     for pair in pairs:
         encoded = tokenizer(pair["premise"], pair["hypothesis"], truncation=True, max_length=512)
@@ -170,6 +159,23 @@ def test_reordered_labels_follow_id2label(tiny_reordered_model_dir: Path) -> Non
     assert golden["labels"] == ["entailment", "neutral", "contradiction"]
 
 
+def test_smoke_export_is_labelled_random(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--smoke builds the seeded tiny model and exports it, flagged as random weights everywhere."""
+    target = tmp_path / "smoke"
+    target.mkdir()  # an existing empty directory is filled, not refused
+    assert main(["--smoke", "--output", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("RANDOM WEIGHTS: seeded smoke model for plumbing checks only")
+    manifest = verify_export_dir(target)
+    assert (manifest.source, manifest.random_weights, manifest.model) == ("smoke", True, "smoke/tiny-deberta-v2")
+    assert manifest.parity.passed and manifest.requested_revision == "seed0"
+    assert listing(tmp_path) == ["smoke"]
+
+    assert main(["--smoke", "--output", str(target)]) == 0
+    again = capsys.readouterr().out
+    assert again.startswith("RANDOM WEIGHTS") and "nothing to do" in again
+
+
 # ---------------------------------------------------------------- tokenization
 
 
@@ -187,7 +193,7 @@ def test_truncation_matches_transformers(tiny_model_dir: Path, tiny_source_dir: 
         assert len(encoding.ids) <= max_length
 
 
-def test_spm_model_is_converted_to_tokenizer_json(tmp_path: Path, quiet: None) -> None:
+def test_spm_model_is_converted_to_tokenizer_json(tmp_path: Path) -> None:
     """A revision without tokenizer.json: exported via transformers' spm.model conversion."""
     from export.testmodels import build_tiny_model, real_tokenizer_dir
 
@@ -246,7 +252,7 @@ def test_read_labels_refuses_anything_else(config: dict[str, Any], message: str)
         read_labels(config)
 
 
-def test_wrong_labels_refused_and_nothing_written(tmp_path: Path, quiet: None) -> None:
+def test_wrong_labels_refused_and_nothing_written(tmp_path: Path) -> None:
     from export.testmodels import build_tiny_model
 
     source = build_tiny_model(tmp_path / "hf", label_order=("positive", "negative", "neutral"))
@@ -280,7 +286,7 @@ def test_parity_result_collects_every_failure_then_decides_once() -> None:
     assert "pair  category" in caught.value.report
 
 
-def test_perturbed_onnx_fails_the_gate(tiny_source_dir: Path, tmp_path: Path, quiet: None) -> None:
+def test_perturbed_onnx_fails_the_gate(tiny_source_dir: Path, tmp_path: Path) -> None:
     """A perturbed model.onnx: ParityError naming the worst pairs, no manifest, no directory left."""
     target = tmp_path / "exports" / "model"
     with pytest.raises(ParityError) as caught:
@@ -449,7 +455,7 @@ def test_cli_not_a_model_directory(tmp_path: Path) -> None:
     assert listing(tmp_path) == ["empty"]
 
 
-def test_cli_wrong_labels(tmp_path: Path, quiet: None) -> None:
+def test_cli_wrong_labels(tmp_path: Path) -> None:
     from export.testmodels import build_tiny_model
 
     source = build_tiny_model(tmp_path / "hf", label_order=("LABEL_0", "LABEL_1", "LABEL_2"))

@@ -56,7 +56,7 @@ def test_tiny_deberta_layout(tiny_source_dir: Path) -> None:
     assert config["position_biased_input"] is False
     assert 32 <= config["hidden_size"] <= 64
 
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # type: ignore[import-untyped]
 
     tokenizer = Tokenizer.from_file(str(tiny_source_dir / "tokenizer.json"))
     assert [tokenizer.token_to_id(t) for t in ("[PAD]", "[CLS]", "[SEP]", "[UNK]")] == [0, 1, 2, 3]
