@@ -54,6 +54,7 @@ from .onnx import (
     write_tokenizer_json,
 )
 from .parity import DEFAULT_ATOL, GOLDEN_NAME, ParityResult, run_parity, verify_golden
+from .testmodels import RANDOM_WEIGHTS_CONFIG_KEY
 
 __all__ = [
     "SMOKE_MODEL",
@@ -108,7 +109,8 @@ class ExportReport:
         lines: list[str] = []
         if manifest.random_weights:
             lines.append(
-                "RANDOM WEIGHTS: seeded smoke model for plumbing checks only; its outputs mean nothing"
+                "RANDOM WEIGHTS: seeded test model for plumbing checks and speed figures only; "
+                "its outputs mean nothing"
             )
         revision = manifest.resolved_revision or manifest.requested_revision or "unpinned"
         if self.status == "verified":
@@ -233,6 +235,7 @@ def _build(
     config_path = source.path / "config.json"
     config = read_config(source.path)
     labels = read_labels(config, where=str(config_path))
+    random_weights = random_weights or config.get(RANDOM_WEIGHTS_CONFIG_KEY) is True
 
     reference_tokenizer = load_reference_tokenizer(source.path)
     tokenizer_mode = write_tokenizer_json(source.path, staging / "tokenizer.json", reference_tokenizer)
@@ -370,6 +373,10 @@ def export_model(
             (default: the tokenizer's ``model_max_length``; 512 for DeBERTa-v3).
         atol: the parity gate's max |Δlogit| (default 1e-4).
         onnx_hook: called with ``model.onnx`` right after export, before the gate.
+
+    A source whose ``config.json`` carries
+    :data:`export.testmodels.RANDOM_WEIGHTS_CONFIG_KEY` (every seeded test
+    model does) is recorded with ``random_weights=True``.
 
     Returns:
         An :class:`ExportReport`: ``status="exported"`` after a new export, or

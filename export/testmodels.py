@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 __all__ = [
     "DEFAULT_LABEL_ORDER",
+    "RANDOM_WEIGHTS_CONFIG_KEY",
     "REAL_TOKENIZER_DIR_ENV",
     "REAL_TOKENIZER_FILES",
     "Architecture",
@@ -51,6 +52,11 @@ Architecture = Literal["deberta-v2", "bert"]
 
 #: ``id2label`` order of ``cross-encoder/nli-deberta-v3-base`` (its model card config).
 DEFAULT_LABEL_ORDER: tuple[str, str, str] = ("contradiction", "entailment", "neutral")
+
+#: ``config.json`` key set to ``true`` by every builder here. ``python -m export``
+#: copies it into the manifest as ``random_weights=True``, so a random model is
+#: flagged wherever it is loaded.
+RANDOM_WEIGHTS_CONFIG_KEY = "claim_verifier_random_weights"
 
 #: Environment variable overriding where the real DeBERTa-v3 tokenizer files live.
 REAL_TOKENIZER_DIR_ENV = "CLAIM_VERIFIER_DEBERTA_V3_TOKENIZER_DIR"
@@ -427,6 +433,7 @@ def build_tiny_model(
             pooler_hidden_act="gelu",
             id2label=id2label,
             label2id=label2id,
+            **{RANDOM_WEIGHTS_CONFIG_KEY: True},
         )
         torch.manual_seed(seed)
         model: Any = DebertaV2ForSequenceClassification(config)
@@ -447,6 +454,7 @@ def build_tiny_model(
             pad_token_id=0,
             id2label=id2label,
             label2id=label2id,
+            **{RANDOM_WEIGHTS_CONFIG_KEY: True},
         )
         torch.manual_seed(seed)
         model = BertForSequenceClassification(config_bert)
@@ -499,6 +507,7 @@ def deberta_v3_base_config() -> Any:
         pooler_hidden_act="gelu",
         id2label=id2label,
         label2id={label: index for index, label in id2label.items()},
+        **{RANDOM_WEIGHTS_CONFIG_KEY: True},
     )
 
 

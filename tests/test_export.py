@@ -80,7 +80,7 @@ def listing(directory: Path) -> list[str]:
 def test_tiny_export_passes_parity(tiny_model_dir: Path, tiny_source_dir: Path) -> None:
     manifest = verify_export_dir(tiny_model_dir)
     assert manifest.source == "local" and manifest.model == str(tiny_source_dir)
-    assert manifest.random_weights is False
+    assert manifest.random_weights is True, "seeded test models are flagged through config.json"
     assert set(REQUIRED_FILES) <= set(manifest.files)
     assert set(manifest.files) | {"manifest.json"} == set(listing(tiny_model_dir))
     assert manifest.labels == ("contradiction", "entailment", "neutral")
@@ -165,7 +165,7 @@ def test_smoke_export_is_labelled_random(tmp_path: Path, capsys: pytest.CaptureF
     target.mkdir()  # an existing empty directory is filled, not refused
     assert main(["--smoke", "--output", str(target)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("RANDOM WEIGHTS: seeded smoke model for plumbing checks only")
+    assert out.startswith("RANDOM WEIGHTS: seeded test model for plumbing checks and speed figures only")
     manifest = verify_export_dir(target)
     assert (manifest.source, manifest.random_weights, manifest.model) == ("smoke", True, "smoke/tiny-deberta-v2")
     assert manifest.parity.passed and manifest.requested_revision == "seed0"
@@ -418,7 +418,8 @@ def test_cli_exports_a_local_directory(tiny_source_dir: Path, tmp_path: Path) ->
     target = tmp_path / "exported"
     proc = run_export_cli("--model", str(tiny_source_dir), "--output", str(target))
     assert proc.returncode == 0, proc.stderr
-    assert f"-> {target}" in proc.stdout and "max |Δlogit|" in proc.stdout and "RANDOM" not in proc.stdout
+    assert f"-> {target}" in proc.stdout and "max |Δlogit|" in proc.stdout
+    assert proc.stdout.startswith("RANDOM WEIGHTS: seeded test model")
     manifest = verify_export_dir(target)
     assert manifest.source == "local" and manifest.parity.passed
     assert verify_golden(target) <= 1e-4
@@ -486,9 +487,17 @@ def test_cli_tampered_directory(tiny_model_copy: Path, tiny_source_dir: Path) ->
 
 
 def _fake_hub_cache(hf_home: Path, repo_id: str, source: Path, commit: str) -> None:
-    """Lay out ``source`` as a huggingface_hub cache entry of ``repo_id`` at ``commit`` (refs/main)."""
+    """Lay out ``source`` as a huggingface_hub cache entry of ``repo_id`` at ``commit`` (refs/main).
+
+    The test-model marker is dropped from config.json, as a real hub model has none.
+    """
+    from export.testmodels import RANDOM_WEIGHTS_CONFIG_KEY
+
     repo_dir = hf_home / "hub" / f"models--{repo_id.replace('/', '--')}"
-    shutil.copytree(source, repo_dir / "snapshots" / commit)
+    snapshot = Path(shutil.copytree(source, repo_dir / "snapshots" / commit))
+    config = json.loads((snapshot / "config.json").read_text(encoding="utf-8"))
+    del config[RANDOM_WEIGHTS_CONFIG_KEY]
+    (snapshot / "config.json").write_text(json.dumps(config), encoding="utf-8")
     (repo_dir / "refs").mkdir(parents=True)
     (repo_dir / "refs" / "main").write_text(commit, encoding="utf-8")
 
@@ -507,6 +516,7 @@ def test_cli_hub_id_from_offline_cache(tiny_source_dir: Path, tmp_path: Path) ->
     manifest = verify_export_dir(target)
     assert (manifest.source, manifest.model) == ("hub", "tiny-org/tiny-nli")
     assert (manifest.requested_revision, manifest.resolved_revision) == ("main", commit)
+    assert manifest.random_weights is False and not proc.stdout.startswith("RANDOM")
 
     unknown = run_export_cli("--model", "tiny-org/tiny-nli", "--revision", "f" * 40, cwd=work, env=env)
     assert unknown.returncode == 1

@@ -55,6 +55,7 @@ def test_tiny_deberta_layout(tiny_source_dir: Path) -> None:
     assert config["type_vocab_size"] == 0
     assert config["position_biased_input"] is False
     assert 32 <= config["hidden_size"] <= 64
+    assert config["claim_verifier_random_weights"] is True
 
     from tokenizers import Tokenizer  # type: ignore[import-untyped]
 
