@@ -102,7 +102,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> Built:
     """Make the CLI build its verifier over a ScriptedScorer (no model needed)."""
     built = Built()
 
-    def make(config: ClaimVerificationConfig, runtime: RuntimeOptions, manifest: Optional[Manifest]) -> ClaimVerifier:
+    def make(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
         scorer = ScriptedScorer(SCRIPT, default=NEUTRAL, resolved_revision="feedface")
         verifier = ClaimVerifier(config, scorer=scorer, runtime=runtime)
         built.scorers.append(scorer)

@@ -557,43 +557,16 @@ def _build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
     return RuntimeOptions(**values)
 
 
-def _unrevisioned(manifest: Optional[Manifest]) -> bool:
-    """A local export: the manifest records neither a requested nor a resolved revision."""
-    return manifest is not None and manifest.requested_revision is None and manifest.resolved_revision is None
-
-
 def _local_revision(manifest: Manifest) -> str:
     """The revision recorded for an unrevisioned export: ``sha256:`` + its model file's sha256."""
     record = manifest.files.get(manifest.model_file)
     return f"sha256:{record.sha256}" if record is not None else "local"
 
 
-def _make_verifier(
-    config: ClaimVerificationConfig, runtime: RuntimeOptions, manifest: Optional[Manifest]
-) -> "ClaimVerifier":
+def _make_verifier(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> "ClaimVerifier":
     from .decision import ClaimVerifier
 
-    if not _unrevisioned(manifest):
-        return ClaimVerifier(config, runtime=runtime)
-    # The engine's own builder insists that the configured revision is one the
-    # manifest records; an unrevisioned local export records none, so the
-    # engine is built here with the model identity checked and the revision
-    # (see _local_revision) left to the configuration.
-    from .engine import OnnxScorer
-
-    scorer = OnnxScorer(
-        runtime.resolve_model_dir(config.model, config.revision),
-        variant=runtime.variant,
-        providers=runtime.providers,
-        intra_op_num_threads=runtime.intra_op_num_threads,
-        inter_op_num_threads=runtime.inter_op_num_threads,
-        graph_optimization_level=runtime.graph_optimization_level,
-        max_batch_tokens=runtime.max_batch_tokens,
-        max_batch_size=config.batch_size,
-        verify_golden=runtime.verify_golden,
-        expected_model=config.model,
-    )
-    return ClaimVerifier(config, scorer=scorer, runtime=runtime)
+    return ClaimVerifier(config, runtime=runtime)
 
 
 def _needs_model(requests: Sequence[ClaimRequest]) -> bool:
@@ -772,7 +745,7 @@ def _run_file(args: argparse.Namespace) -> int:
     if invalid:
         _report_invalid(source, invalid, "skipped")
 
-    verifier = _make_verifier(setup.config, setup.runtime, setup.manifest)
+    verifier = _make_verifier(setup.config, setup.runtime)
     writer = _AtomicWriter(args.output) if args.output else None
     map_writer = _AtomicWriter(args.row_map) if args.row_map else None
     out: IO[str] = writer.handle if writer else sys.stdout
@@ -884,7 +857,7 @@ def _run_one_off(args: argparse.Namespace) -> int:
         return [request]
 
     setup = _prepare(args, check)
-    verifier = _make_verifier(setup.config, setup.runtime, setup.manifest)
+    verifier = _make_verifier(setup.config, setup.runtime)
     result = verifier.verify_sync(
         request.claim, request.evidence, requires_complete_set=request.requires_complete_set
     )
