@@ -1,0 +1,110 @@
+"""``python -m bench``: build the benchmark model, compare backends side by side, tune the engine.
+
+Usage::
+
+    python -m bench build [--rebuild]                 # random DeBERTa-v3-base -> python -m export -> variants
+    python -m bench compare [--name NAME] [--quick]   # CrossEncoder vs OnnxScorer (+ int8, optimized)
+    python -m bench tune [--name NAME]                # token budget, threads, levels, staged vs eager
+
+``compare`` writes ``bench/results/<name>.json`` and ``bench/results/<name>.md``
+and prints the markdown. It waits (up to ``--wait`` seconds) for the 1-minute
+load average to drop to ``--max-load`` before timing, and records the load.
+Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .runner import CompareSettings
+
+__all__ = ["build_parser", "main"]
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--name", default="latest", help="result name: bench/results/<name>.json/.md (default: latest)")
+    parser.add_argument("--threads", type=int, default=2, help="threads for both backends (default 2)")
+    parser.add_argument("--models-root", type=Path, default=None, help="where models/ lives (default: <repo>/models)")
+    parser.add_argument("--max-load", type=float, default=1.5, help="wait until the 1-min load average is at most this")
+    parser.add_argument("--wait", type=float, default=600.0, help="longest wait for a quiet machine, seconds")
+    parser.add_argument("--max-batch-tokens", type=int, default=8192, help="OnnxScorer token budget per batch")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m bench`` parser (subcommands build, compare, tune)."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    build = sub.add_parser("build", help="build and export the benchmark model (cached under models/)")
+    build.add_argument("--rebuild", action="store_true", help="delete and rebuild")
+    build.add_argument("--models-root", type=Path, default=None)
+    build.add_argument("--seed", type=int, default=0)
+
+    compare = sub.add_parser("compare", help="CrossEncoder (PyTorch) vs OnnxScorer side by side")
+    _add_common(compare)
+    compare.add_argument("--claims", type=int, default=200, help="claims in workload (c) (default 200)")
+    compare.add_argument("--pair-share", type=float, default=None, help="share of (c) claims needing pairs (default 0.2)")
+    compare.add_argument("--reps-a", type=int, default=20)
+    compare.add_argument("--reps-b", type=int, default=7)
+    compare.add_argument("--reps-d", type=int, default=3)
+    compare.add_argument("--reps-c", type=int, default=1, help="passes over (c) per backend (default 1)")
+    compare.add_argument("--no-torch", action="store_true", help="skip the CrossEncoder (no ratios)")
+    compare.add_argument("--no-variants", action="store_true", help="skip the int8 / optimized variants")
+    compare.add_argument(
+        "--quick", action="store_true", help="smoke run: 20 claims, few repetitions (figures are noisy)"
+    )
+
+    tune = sub.add_parser("tune", help="engine settings sweep and staged vs eager")
+    _add_common(tune)
+    tune.add_argument("--tune-claims", type=int, default=40, help="claims of (c) used for the sweep")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``python -m bench``; return the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.command == "build":
+        from .model import build_bench_model
+
+        model = build_bench_model(args.models_root, seed=args.seed, rebuild=args.rebuild)
+        print(f"hf: {model.hf_dir}\nonnx: {model.onnx_dir}\nvariants: {', '.join(model.variants()) or 'none'}")
+        return 0
+    from .runner import run_compare, run_tune
+
+    settings = CompareSettings(
+        name=args.name,
+        threads=args.threads,
+        models_root=args.models_root,
+        max_load=args.max_load,
+        wait_seconds=args.wait,
+        max_batch_tokens=args.max_batch_tokens,
+    )
+    if args.command == "tune":
+        run, json_path, md_path = run_tune(settings, tune_claims=args.tune_claims)
+    else:
+        quick = args.quick
+        settings = CompareSettings(
+            **{
+                **settings.__dict__,
+                "claims": 20 if quick else args.claims,
+                "pair_share": args.pair_share,
+                "reps_a": 3 if quick else args.reps_a,
+                "reps_b": 2 if quick else args.reps_b,
+                "reps_d": 1 if quick else args.reps_d,
+                "reps_c": args.reps_c,
+                "reps_schedules": 2 if quick else 5,
+                "skip_torch": args.no_torch,
+                "variants": () if args.no_variants else ("int8", "optimized"),
+            }
+        )
+        run, json_path, md_path = run_compare(settings)
+    print(md_path.read_text(encoding="utf-8"))
+    print(f"written: {json_path} and {md_path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
