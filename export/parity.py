@@ -47,7 +47,7 @@ import numpy as np
 from verifier.manifest import ParityReport
 from verifier.tokenization import encode_pairs, load_tokenizer, pad_encodings
 
-from .errors import ManifestError, ParityError
+from .errors import ExportError, ManifestError, ParityError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -294,17 +294,25 @@ def _max_abs(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
 
 
-def _ort_session(onnx_path: Path) -> Any:
+def _ort_session(onnx_path: Path, error: type[ExportError]) -> Any:
     import onnxruntime as ort  # type: ignore[import-untyped]
 
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    return ort.InferenceSession(str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
+        raise error(f"{onnx_path}: onnxruntime cannot load it: {' '.join(str(exc).split())}") from exc
 
 
-def _ort_run(session: Any, arrays: dict[str, np.ndarray], inputs: Sequence[str]) -> np.ndarray:
+def _ort_run(
+    session: Any, arrays: dict[str, np.ndarray], inputs: Sequence[str], error: type[ExportError]
+) -> np.ndarray:
     feed = {name: arrays[name] for name in inputs}
-    logits = session.run(["logits"], feed)[0]
+    try:
+        logits = session.run(["logits"], feed)[0]
+    except Exception as exc:  # onnxruntime raises its own types
+        raise error(f"onnxruntime inference failed: {' '.join(str(exc).split())}") from exc
     return np.asarray(logits, dtype=np.float32)
 
 
@@ -347,7 +355,8 @@ def run_parity(
         apply the gate. This function itself never raises for a mismatch.
 
     Raises:
-        ParityError: the graph has inputs the runtime cannot feed, or no pairs.
+        ParityError: the graph has inputs the runtime cannot feed, there are
+            no pairs, or onnxruntime cannot load or run the file.
     """
     import torch
 
@@ -362,9 +371,9 @@ def run_parity(
     texts = [(pair.premise, pair.hypothesis) for pair in pairs]
     encodings = encode_pairs(runtime_tokenizer, texts)
 
-    session = _ort_session(onnx_path)
+    session = _ort_session(onnx_path, ParityError)
     batch_arrays = pad_encodings(encodings, pad_token_id=pad_token_id, with_token_type_ids=with_types)
-    batch_logits = _ort_run(session, batch_arrays, inputs)
+    batch_logits = _ort_run(session, batch_arrays, inputs, ParityError)
 
     rows: list[PairParity] = []
     golden_pairs: list[dict[str, Any]] = []
@@ -383,7 +392,7 @@ def run_parity(
             torch_logits = torch_model(**torch_inputs).logits[0].float().cpu().numpy()
 
         single_arrays = pad_encodings([encoding], pad_token_id=pad_token_id, with_token_type_ids=with_types)
-        single_logits = _ort_run(session, single_arrays, inputs)[0]
+        single_logits = _ort_run(session, single_arrays, inputs, ParityError)[0]
         in_batch = batch_logits[index]
 
         finite = bool(np.all(np.isfinite(torch_logits)) and np.all(np.isfinite(single_logits)))
@@ -448,7 +457,8 @@ def verify_golden(model_dir: Path, *, onnx_file: str = "model.onnx", atol: Optio
         The largest |Δlogit| found.
 
     Raises:
-        ManifestError: ``golden.json`` is missing or malformed, token ids
+        ManifestError: ``golden.json`` is missing or malformed, onnxruntime
+            cannot load or run the model, token ids
             changed, a logit differs by more than ``atol``, or an argmax differs.
     """
     model_dir = Path(model_dir)
@@ -474,7 +484,7 @@ def verify_golden(model_dir: Path, *, onnx_file: str = "model.onnx", atol: Optio
         if list(encoding.ids) != ids:
             raise ManifestError(f"{path}: pair {index}: tokenizer.json no longer gives the recorded token ids")
     arrays = pad_encodings(encodings, pad_token_id=pad_token_id, with_token_type_ids="token_type_ids" in inputs)
-    logits = _ort_run(_ort_session(model_dir / onnx_file), arrays, inputs)
+    logits = _ort_run(_ort_session(model_dir / onnx_file, ManifestError), arrays, inputs, ManifestError)
     if logits.shape != expected.shape:
         raise ManifestError(f"{model_dir / onnx_file}: logits shape {logits.shape} != golden {expected.shape}")
     diffs = np.abs(logits.astype(np.float64) - expected.astype(np.float64)).max(axis=1)

@@ -375,6 +375,17 @@ def test_golden_logits_must_reproduce(tiny_model_copy: Path) -> None:
         verify_golden(tiny_model_copy)  # ... but the model does not reproduce golden.json
 
 
+def test_unloadable_onnx_is_a_manifest_error_not_a_traceback(tiny_model_copy: Path) -> None:
+    from export.manifest import file_records, write_manifest
+
+    (tiny_model_copy / "model.onnx").write_bytes(b"not an onnx file")
+    manifest = read_manifest(tiny_model_copy)
+    files = {**manifest.files, **file_records(tiny_model_copy, ["model.onnx"])}
+    write_manifest(tiny_model_copy, manifest.model_copy(update={"files": files}))
+    with pytest.raises(ManifestError, match="model.onnx: onnxruntime cannot load it"):
+        verify_golden(tiny_model_copy)
+
+
 def test_existing_export_of_another_model_is_not_overwritten(tiny_model_copy: Path, tiny_bert_source_dir: Path) -> None:
     with pytest.raises(ExportError, match="already holds an export of"):
         export_model(str(tiny_bert_source_dir), output=tiny_model_copy)
