@@ -286,8 +286,8 @@ class TestConstructionAndValidation:
         with pytest.raises(
             ClaimVerificationError,
             match=re.escape(f"model directory {tmp_path / 'absent'} does not exist; create it with "
-                            f"`python -m export --model org/some-nli --revision abc123 --output {tmp_path / 'absent'}` "
-                            f"(or `python -m export --smoke --output {tmp_path / 'absent'}`"),
+                            f"`python -m export --model org/some-nli --revision abc123 --output {tmp_path / 'absent'}`, "
+                            f"or load an existing export with ClaimVerifier.from_model_dir(<dir>)"),
         ):
             scorer.score([("p", "h")])
 
@@ -624,11 +624,26 @@ class TestIntegrity:
             scorer = OnnxScorer.from_options(options, "org/tiny-nli", revision)
             assert (scorer.model, scorer.requested_revision, scorer.resolved_revision) == ("org/tiny-nli", "v1", "a" * 40)
 
-    def test_local_export_without_revision_accepts_any_revision(self, tiny_model_copy: Path) -> None:
+    def test_local_export_without_revision_is_pinned_by_its_model_file(self, tiny_model_copy: Path) -> None:
+        """An unrevisioned local export answers only to ``sha256:<model file>``, never to any revision."""
         manifest = read_manifest(tiny_model_copy)
         assert manifest.source == "local" and manifest.requested_revision is None and manifest.resolved_revision is None
-        scorer = OnnxScorer.from_options(RuntimeOptions(model_dir=tiny_model_copy), manifest.model, "any-revision")
+        label = f"sha256:{manifest.files['model.onnx'].sha256}"
+        assert manifest.revision == label
+        scorer = OnnxScorer.from_options(RuntimeOptions(model_dir=tiny_model_copy), manifest.model, label)
         assert scorer.resolved_revision is None
+        wrong = OnnxScorer.from_options(RuntimeOptions(model_dir=tiny_model_copy), manifest.model, "any-revision")
+        with pytest.raises(ClaimVerificationError, match=re.escape(f"revision={label!r}")):
+            wrong.load()
+
+    def test_manifest_labels_must_match_the_hashed_config(self, tiny_model_copy: Path) -> None:
+        """Regression: swapping labels in manifest.json alone swapped entailment and contradiction silently."""
+        manifest = read_manifest(tiny_model_copy)
+        swapped = (manifest.labels[1], manifest.labels[0], manifest.labels[2])
+        _rewrite_manifest(tiny_model_copy, labels=list(swapped))
+        scorer = OnnxScorer(tiny_model_copy)
+        with pytest.raises(ClaimVerificationError, match=re.escape(f"records labels {list(swapped)} but")):
+            scorer.load()
 
     @pytest.mark.parametrize(
         "labels",
@@ -772,3 +787,32 @@ class TestMalformedOutputs:
         with pytest.raises(ClaimVerificationError, match=re.escape("onnxruntime failed on batch 1/1 (pair indices [0]): boom")) as caught:
             scorer.score([("p", "h")])
         assert caught.value.__cause__ is cause
+
+
+def test_truncated_pairs_are_counted(tiny_model_dir: Path) -> None:
+    """Pairs longer than max_length are cut (longest_first, like the CrossEncoder) and counted in stats."""
+    scorer = OnnxScorer(tiny_model_dir)
+    max_length = scorer.manifest.max_length
+    long_premise = "the cat sat on the mat " * max_length
+    scorer.score([(long_premise, "the cat"), ("the cat", "a dog"), (long_premise, "the cat")])
+    stats = scorer.stats
+    assert stats.truncated_pairs == 1  # the repeated long pair runs once
+    assert stats.unique_pairs == 2
+    assert stats.as_dict()["truncated_pairs"] == 1
+
+
+def test_claim_verifier_from_model_dir_names_the_exported_model(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """ClaimVerifier.from_model_dir takes model and revision from the manifest; results name them."""
+    from verifier import ClaimEvidence, ClaimVerificationConfig, ClaimVerifier
+
+    manifest = read_manifest(tiny_model_dir)
+    verifier = ClaimVerifier.from_model_dir(tiny_model_dir, ClaimVerificationConfig(entailment_threshold=0.9))
+    assert verifier.config.model == manifest.model and verifier.config.revision == manifest.revision
+    assert verifier.config.entailment_threshold == 0.9
+    result = verifier.verify_sync(
+        "the cat sat", [ClaimEvidence(reference="r1", memory_id="00000000-0000-0000-0000-000000000001", text="the cat")]
+    )
+    assert result.model == manifest.model and result.requested_revision == manifest.revision
+    assert result.model_called and result.resolved_revision == manifest.revision
+    with pytest.raises(ClaimVerificationError, match=re.escape("manifest.json not found: export a model there first")):
+        ClaimVerifier.from_model_dir(tmp_path)

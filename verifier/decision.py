@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import (
@@ -475,6 +476,55 @@ class ClaimVerifier:
         self._stats_lock = threading.Lock()
         self._model_calls = 0
         self._pairs_scored = 0
+
+    @classmethod
+    def from_model_dir(
+        cls,
+        model_dir: Union[str, "os.PathLike[str]"],
+        config: Optional[ClaimVerificationConfig] = None,
+        *,
+        runtime: Optional[RuntimeOptions] = None,
+    ) -> "ClaimVerifier":
+        """A verifier for an exported model directory, named as its manifest names it.
+
+        The configuration's ``model`` and ``revision`` are taken from the
+        directory's ``manifest.json`` (:attr:`verifier.manifest.Manifest.revision`:
+        requested revision, else resolved commit, else ``sha256:<model file>``);
+        every other decision field comes from ``config``. Nothing heavy is loaded
+        until the first verification that needs the model.
+
+        Args:
+            model_dir: a directory written by ``python -m export``.
+            config: decision settings to keep (thresholds, policies, ...).
+            runtime: runtime settings; its ``model_dir`` is replaced by ``model_dir``.
+
+        Raises:
+            ClaimVerificationError: the directory has no readable manifest (the
+                message says how to create one).
+
+        Example:
+            >>> verifier = ClaimVerifier.from_model_dir("models/tiny-deberta-v2-smoke-seed0")  # doctest: +SKIP
+        """
+        from pathlib import Path
+
+        from .manifest import MANIFEST_NAME, read_manifest
+
+        directory = Path(model_dir)
+        try:
+            manifest = read_manifest(directory)
+        except FileNotFoundError as exc:
+            raise ClaimVerificationError(
+                f"{directory / MANIFEST_NAME} not found: export a model there first "
+                "(`python -m export --model <hub id or local dir> --output <dir>`, or `python -m export --smoke`)"
+            ) from exc
+        except ValueError as exc:
+            raise ClaimVerificationError(f"{directory / MANIFEST_NAME} is not a valid manifest: {exc}") from exc
+        base = config if config is not None else ClaimVerificationConfig()
+        named = ClaimVerificationConfig.model_validate(
+            {**base.model_dump(), "model": manifest.model, "revision": manifest.revision}
+        )
+        options = (runtime if runtime is not None else RuntimeOptions()).model_copy(update={"model_dir": directory})
+        return cls(named, runtime=options)
 
     # ----------------------------------------------------------------- engine
 

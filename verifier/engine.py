@@ -78,6 +78,10 @@ GRAPH_OPTIMIZATION_LEVELS: tuple[str, ...] = ("disable", "basic", "extended", "a
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 #: Golden pairs + PyTorch reference logits written by the exporter (``export/parity.py``).
 GOLDEN_NAME = "golden.json"
+#: The Hugging Face config of the exported model (its ``id2label`` is the label order).
+CONFIG_NAME = "config.json"
+#: ``config.json`` key the seeded test-model builders set (``export/testmodels.py``).
+RANDOM_WEIGHTS_MARKER = "claim_verifier_random_weights"
 #: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`plan_batches`.
 #: Measured for the DeBERTa-v3-base configuration (onnxruntime 1.32, 2 CPU cores): a
 #: run's fixed cost (dispatch, relative-position projections) is ~7-20 tokens of work.
@@ -104,6 +108,8 @@ class ScorerStats:
             truncation).
         padded_tokens: tensor cells fed to the model (rows × padded length summed
             over batches), i.e. real tokens plus padding.
+        truncated_pairs: distinct pairs cut to the manifest's ``max_length``
+            (``longest_first``), as the reference CrossEncoder also does silently.
     """
 
     calls: int = 0
@@ -112,6 +118,7 @@ class ScorerStats:
     batches: int = 0
     real_tokens: int = 0
     padded_tokens: int = 0
+    truncated_pairs: int = 0
 
     @property
     def padding_overhead(self) -> float:
@@ -129,6 +136,7 @@ class ScorerStats:
             "batches": self.batches,
             "real_tokens": self.real_tokens,
             "padded_tokens": self.padded_tokens,
+            "truncated_pairs": self.truncated_pairs,
             "padding_overhead": self.padding_overhead,
         }
 
@@ -293,9 +301,9 @@ def _create_hint(expected_model: Optional[str], expected_revision: Optional[str]
     model = expected_model or "<hub id>"
     revision = expected_revision or "<revision>"
     return (
-        f"create it with `python -m export --model {model} --revision {revision} --output {model_dir}` "
-        f"(or `python -m export --smoke --output {model_dir}` for a random-weights test model), "
-        f"or point the runtime options / $CLAIM_VERIFIER_MODEL_DIR at an exported directory"
+        f"create it with `python -m export --model {model} --revision {revision} --output {model_dir}`, "
+        f"or load an existing export with ClaimVerifier.from_model_dir(<dir>) / $CLAIM_VERIFIER_MODEL_DIR "
+        f"(offline: `python -m export --smoke` writes a random-weights plumbing model)"
     )
 
 
@@ -626,7 +634,7 @@ class OnnxScorer:
             (first_seen.setdefault(pair, len(first_seen)) for pair in checked), dtype=np.int64, count=len(checked)
         )
         unique = list(first_seen)
-        logits, real, padded, batches = self._run(loaded, unique)
+        logits, real, padded, batches, truncated = self._run(loaded, unique)
         if len(unique) != len(checked):
             logits = logits[inverse]
         with self._stats_lock:
@@ -638,6 +646,7 @@ class OnnxScorer:
                 batches=old.batches + batches,
                 real_tokens=old.real_tokens + real,
                 padded_tokens=old.padded_tokens + padded,
+                truncated_pairs=old.truncated_pairs + truncated,
             )
         if _LOG.isEnabledFor(logging.DEBUG):
             _LOG.debug(
@@ -646,8 +655,8 @@ class OnnxScorer:
             )
         return logits, loaded.permutation
 
-    def _run(self, loaded: _Loaded, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, int, int, int]:
-        """Logits (n, k) float32 in caller order, plus real tokens, padded tokens, batches."""
+    def _run(self, loaded: _Loaded, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, int, int, int, int]:
+        """Logits (n, k) float32 in caller order, plus real tokens, padded tokens, batches, truncated pairs."""
         try:
             encodings = encode_pairs(loaded.tokenizer, pairs)
         except Exception as exc:  # tokenizers raises plain Exception subclasses
@@ -669,7 +678,10 @@ class OnnxScorer:
             padded += int(feed["input_ids"].size)
             logits = self._run_batch(loaded, feed, number, len(batches), indices)
             out[indices] = logits
-        return out, int(lengths.sum()), padded, len(batches)
+        truncated = sum(1 for encoding in encodings if encoding.overflowing)
+        if truncated:
+            _LOG.debug("%d of %d pairs truncated to %d tokens", truncated, len(pairs), loaded.manifest.max_length)
+        return out, int(lengths.sum()), padded, len(batches), truncated
 
     def _run_batch(
         self,
@@ -740,7 +752,8 @@ class OnnxScorer:
                 f"model directory {model_dir} does not match its manifest "
                 f"(tampered or incomplete; re-export it): " + "; ".join(problems)
             )
-        if manifest.random_weights:
+        random_weights = self._check_config(manifest)
+        if random_weights:
             _LOG.warning("%s holds a random-weights model: its probabilities mean nothing", model_dir)
         tokenizer = self._load_tokenizer(manifest)
         session, providers = self._create_session(model_dir / model_file)
@@ -771,13 +784,42 @@ class OnnxScorer:
                 f"model directory {self._model_dir} holds {manifest.model!r}, but {self._expected_model!r} "
                 f"was requested; export the requested model or configure model={manifest.model!r}"
             )
-        recorded = {manifest.requested_revision, manifest.resolved_revision} - {None}
-        if self._expected_revision is not None and recorded and self._expected_revision not in recorded:
+        recorded = {manifest.requested_revision, manifest.resolved_revision, manifest.revision} - {None}
+        if self._expected_revision is not None and self._expected_revision not in recorded:
             raise ClaimVerificationError(
                 f"model directory {self._model_dir} holds {manifest.model!r} at revision "
-                f"{manifest.requested_revision!r} (commit {manifest.resolved_revision!r}), but revision "
-                f"{self._expected_revision!r} was requested"
+                f"{manifest.revision!r} (commit {manifest.resolved_revision!r}), but revision "
+                f"{self._expected_revision!r} was requested; configure "
+                f"ClaimVerificationConfig(model={manifest.model!r}, revision={manifest.revision!r}) "
+                f"or use ClaimVerifier.from_model_dir({str(self._model_dir)!r})"
             )
+
+    def _check_config(self, manifest: Manifest) -> bool:
+        """Cross-check the manifest against the sha256-verified ``config.json``.
+
+        The label order the engine permutes by must be ``id2label`` of the
+        config the parity gate ran, so an edited ``manifest.json`` cannot swap
+        entailment and contradiction. Returns whether the model has random
+        weights (manifest flag or the test-model builders' config marker).
+
+        Raises:
+            ClaimVerificationError: unreadable config, or labels that differ.
+        """
+        if CONFIG_NAME not in manifest.files:
+            return manifest.random_weights
+        path = self._model_dir / CONFIG_NAME
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+            id2label = {int(key): str(value).strip().lower() for key, value in config["id2label"].items()}
+            labels = tuple(id2label[index] for index in range(len(id2label)))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ClaimVerificationError(f"cannot read id2label from {path}: {exc}") from exc
+        if labels != tuple(manifest.labels):
+            raise ClaimVerificationError(
+                f"{self._model_dir / MANIFEST_NAME} records labels {list(manifest.labels)} but {path} has "
+                f"id2label {list(labels)}; the directory was edited after export — re-export it"
+            )
+        return manifest.random_weights or bool(config.get(RANDOM_WEIGHTS_MARKER, False))
 
     def _check_labels(self, manifest: Manifest) -> None:
         labels = manifest.labels
@@ -907,7 +949,7 @@ class OnnxScorer:
         ]
         if changed:
             failures.append(f"tokenizer.json no longer gives the recorded token ids for golden pairs {_quote_indices(changed)}")
-        actual, _, _, _ = self._run(loaded, list(golden.pairs))
+        actual = self._run(loaded, list(golden.pairs))[0]
         logit_diff = np.abs(actual.astype(np.float64) - reference).max(axis=1)
         if atol is not None and not float(logit_diff.max()) <= atol:
             worst = int(np.argmax(logit_diff))

@@ -107,6 +107,21 @@ class Manifest(BaseModel):
     variants: dict[str, VariantRecord] = Field(default_factory=dict)
     created_at: str
 
+    @property
+    def revision(self) -> str:
+        """The revision a decision configuration names for this directory.
+
+        The requested revision, else the resolved commit, else — for a local
+        export that records neither — ``"sha256:"`` plus the sha256 of the
+        model file, so an audit record still pins exactly what ran.
+        """
+        if self.requested_revision:
+            return self.requested_revision
+        if self.resolved_revision:
+            return self.resolved_revision
+        record = self.files.get(self.model_file)
+        return f"sha256:{record.sha256}" if record is not None else "unpinned"
+
 
 def sha256_file(path: Path, *, chunk_size: int = 1 << 20) -> str:
     """Return the lower-case hex sha256 of a file, read in ``chunk_size``-byte chunks."""
