@@ -369,7 +369,7 @@ def test_bundle_unknown_evidence_ref_is_a_line_error(
         ('{"claim": "   ", "evidence": []}', "line 3: field claim: claim is empty"),
         (
             '{"claim": "x", "evidence": [{"reference": "M1", "memory_id": "nope", "text": "t"}]}',
-            "line 3: field evidence.0.memory_id: Input should be a valid UUID",
+            "line 3: field evidence.0.memory_id: not a valid UUID",
         ),
         (
             '{"claim": "x", "evidence": [{"reference": "M1", "memory_id": "%s", "text": " "}]}' % uuid.UUID(int=9),
@@ -377,9 +377,9 @@ def test_bundle_unknown_evidence_ref_is_a_line_error(
         ),
         (
             '{"claim": "x", "evidence": [], "requires_complete_set": "sometimes"}',
-            "line 3: field requires_complete_set: Input should be a valid boolean",
+            "line 3: field requires_complete_set: must be true or false",
         ),
-        ('{"claim": "x", "evidence": [], "extra": 1}', "line 3: field extra: Extra inputs are not permitted"),
+        ('{"claim": "x", "evidence": [], "extra": 1}', "line 3: field extra: unknown field"),
         (
             json.dumps(
                 {
@@ -444,7 +444,7 @@ def test_skip_invalid_reports_skips_and_maps_rows(
         capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "--skip-invalid", "--row-map", str(row_map)
     )
     assert code == 0
-    assert f"skipped: {path} line 2: field claim: Input should be a valid string" in err
+    assert f"skipped: {path} line 2: field claim: must be a string" in err
     assert f"skipped: {path} line 5: invalid JSON: Expecting property name enclosed in double quotes (column 2)" in err
     assert re.search(r"^skipped \(invalid\)\s+2$", err, re.M)
     results = results_of(out)
@@ -869,7 +869,7 @@ def test_whole_json_file_errors_name_items_and_lines(
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         f"error: {items} item 2: expected a JSON object, got int",
-        f"error: {items} item 3: field id: Input should be a valid string",
+        f"error: {items} item 3: field id: must be a string",
         f"error: 2 invalid rows in {items}; nothing written",
     ]
     broken = tmp_path / "broken.json"
@@ -881,3 +881,74 @@ def test_whole_json_file_errors_name_items_and_lines(
     single.write_text(json.dumps(good_row(3), indent=2), encoding="utf-8")
     code, out, _ = run_main(capsys, "verify", str(single), "--model-dir", str(fake_model_dir), "-q")
     assert code == 0 and [r.status for r in results_of(out)] == [ClaimVerificationStatus.SUPPORTED]
+
+
+# ---------------------------------------------------------------- error text (new-user trial)
+
+
+def test_corrupt_manifest_error_names_no_field(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
+    """Bug: a corrupt manifest.json printed "field None: Invalid JSON: ..."."""
+    (tmp_path / MANIFEST_NAME).write_text("{\n", encoding="utf-8")
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path))
+    assert (code, out) == (1, "")
+    assert err == f"error: unreadable {tmp_path / MANIFEST_NAME}: invalid JSON: EOF while parsing an object at line 2 column 0\n"
+
+
+def test_pydantic_wording_becomes_user_words(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: `evidence` given as a string said "Input should be a valid tuple"; a bad UUID used pydantic's wording."""
+    path = write_jsonl(
+        tmp_path / "in.jsonl",
+        [
+            {"claim": "x", "evidence": "The launch is Tuesday."},
+            {"claim": "x", "evidence": [{"reference": "M1", "memory_id": "nope", "text": "t"}]},
+        ],
+    )
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {path} line 1: field evidence: must be a list",
+        f"error: {path} line 2: field evidence.0.memory_id: not a valid UUID",
+        f"error: 2 invalid rows in {path}; nothing written",
+    ]
+
+
+def _validation_error() -> Any:
+    from pydantic import ValidationError
+
+    from verifier.types import ClaimRequest
+
+    try:
+        ClaimRequest.model_validate({"claim": "x", "evidence": "abc"})
+    except ValidationError as exc:
+        return exc
+    raise AssertionError("expected a ValidationError")  # pragma: no cover
+
+
+def test_errors_carry_no_pydantic_link(
+    capsys: pytest.CaptureFixture[str], fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug: CLI error lines could end with pydantic's "For further information visit https://errors.pydantic.dev/..."."""
+    exc = _validation_error()
+    assert "errors.pydantic.dev" in str(exc)
+    from verifier.types import ClaimVerificationError
+
+    def broken_engine(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
+        raise ClaimVerificationError(f"{fake_model_dir / MANIFEST_NAME} is not a valid manifest: {exc}")
+
+    monkeypatch.setattr(cli, "_make_verifier", broken_engine)
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: {fake_model_dir / MANIFEST_NAME} is not a valid manifest: 1 validation error for ClaimRequest "
+        "evidence Input should be a valid tuple [type=tuple_type, input_value='abc', input_type=str]\n"
+    )
+
+    def unexpected(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
+        raise exc
+
+    monkeypatch.setattr(cli, "_make_verifier", unexpected)
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    assert (code, out) == (2, "")
+    assert err == "error: ClaimRequest: field evidence: must be a list\n"

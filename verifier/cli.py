@@ -112,6 +112,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -175,6 +176,27 @@ _CHUNK = 1024
 _MAX_REPORTED_ERRORS = 20
 _STATUS_ORDER = tuple(ClaimVerificationStatus)
 
+#: pydantic error types worded for users; other types keep pydantic's message.
+_PYDANTIC_WORDS: dict[str, str] = {
+    "missing": "required field is missing",
+    "tuple_type": "must be a list",
+    "list_type": "must be a list",
+    "uuid_type": "not a valid UUID",
+    "uuid_parsing": "not a valid UUID",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "dict_type": "must be a JSON object",
+    "model_type": "must be a JSON object",
+    "extra_forbidden": "unknown field",
+}
+#: The link pydantic appends to its messages ("For further information visit https://errors.pydantic.dev/...").
+_PYDANTIC_URL = re.compile(r"\s*For further information visit https?://errors\.pydantic\.dev/\S*")
+
 
 def cli_memory_id(text: str) -> uuid.UUID:
     """Deterministic memory id of a ``--evidence`` passage: uuid5 of its stripped text.
@@ -222,12 +244,19 @@ def _loc(parts: Sequence[Any]) -> str:
     return ".".join(str(part) for part in parts)
 
 
+def _pydantic_message(error: Any) -> str:
+    """One pydantic error in user words (:data:`_PYDANTIC_WORDS`), e.g. ``must be a list``."""
+    kind = str(error.get("type", ""))
+    if kind == "json_invalid":
+        detail = (error.get("ctx") or {}).get("error")
+        return f"invalid JSON: {detail}" if detail else "invalid JSON"
+    return _PYDANTIC_WORDS.get(kind) or str(error.get("msg", "invalid value"))
+
+
 def _from_validation_error(line: int, exc: ValidationError, unit: str = "line") -> InvalidRow:
     errors = exc.errors(include_url=False)
     first = errors[0]
-    message = str(first.get("msg", "invalid value"))
-    if first.get("type") == "missing":
-        message = "required field is missing"
+    message = _pydantic_message(first)
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''} in this row)"
     location = _loc(first.get("loc", ())) or None
@@ -479,7 +508,19 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _err(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """Print ``message`` to stderr without pydantic's "For further information visit ..." links."""
+    print(_PYDANTIC_URL.sub("", message), file=sys.stderr, flush=True)
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one line: pydantic links dropped, lines joined by a space."""
+    return " ".join(line.strip() for line in _PYDANTIC_URL.sub("", text).splitlines() if line.strip())
+
+
+def _validation_detail(exc: ValidationError) -> str:
+    """``field F: message`` (just ``message`` when the error is about the whole document)."""
+    problem = _from_validation_error(0, exc)
+    return f"field {problem.field}: {problem.message}" if problem.field else problem.message
 
 
 def _default_model_dir(args: argparse.Namespace) -> Path:
@@ -509,8 +550,7 @@ def _load_manifest(model_dir: Path) -> Optional[Manifest]:
         return read_manifest(model_dir)
     except (OSError, ValueError) as exc:
         if isinstance(exc, ValidationError):
-            problem = _from_validation_error(0, exc)
-            detail = f"field {problem.field}: {problem.message}"
+            detail = _validation_detail(exc)
         else:
             detail = _first_line(exc)
         raise _Failure(f"error: unreadable {model_dir / MANIFEST_NAME}: {detail}") from exc
@@ -543,7 +583,8 @@ def _build_config(args: argparse.Namespace, manifest: Optional[Manifest]) -> Cla
         return ClaimVerificationConfig(**values)
     except ValidationError as exc:
         problem = _from_validation_error(0, exc)
-        raise _UsageError(f"error: invalid option {problem.field}: {problem.message}") from exc
+        where = f"option {problem.field}" if problem.field else "options"
+        raise _UsageError(f"error: invalid {where}: {problem.message}") from exc
 
 
 def _build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
@@ -992,11 +1033,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _err(str(exc))
         return EXIT_FAILURE
     except ClaimVerificationError as exc:
-        _err(f"error: {exc}")
+        _err(f"error: {_one_line(str(exc))}")
         return EXIT_FAILURE
     except ValidationError as exc:  # validation the CLI did not anticipate: still one line
-        problem = _from_validation_error(0, exc)
-        _err(f"error: {exc.title}: field {problem.field}: {problem.message}")
+        _err(f"error: {exc.title}: {_validation_detail(exc)}")
         return EXIT_USAGE
     except ValueError as exc:
         _err(f"error: {_first_line(exc)}")
@@ -1012,5 +1052,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             pass
         return EXIT_FAILURE
     except OSError as exc:
-        _err(f"error: {exc.strerror or _first_line(exc)}" + (f": {exc.filename}" if exc.filename else ""))
+        _err(f"error: {exc.strerror or _one_line(str(exc))}" + (f": {exc.filename}" if exc.filename else ""))
         return EXIT_FAILURE
