@@ -534,7 +534,7 @@ def test_unreadable_manifest(capsys: pytest.CaptureFixture[str], scripted: Built
         (["verify", "x.jsonl", "--max-group-size", "4"], "argument --max-group-size: invalid choice: 4"),
         (["verify", "x.jsonl", "--threads", "0"], "argument --threads: must be within [1, 1024], got 0"),
         (["verify", "x.jsonl", "--batch-size", "300"], "argument --batch-size: must be within [1, 256], got 300"),
-        (["verify", "x.jsonl", "--bogus"], "unrecognized arguments: --bogus"),
+        (["verify", "x.jsonl", "--bogus"], "python -m verifier verify: error: unrecognized arguments: --bogus"),
         (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
         ([], "the following arguments are required: COMMAND"),
     ],
@@ -952,3 +952,15 @@ def test_errors_carry_no_pydantic_link(
     code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
     assert (code, out) == (2, "")
     assert err == "error: ClaimRequest: field evidence: must be a list\n"
+
+
+def test_unknown_option_is_reported_by_the_subcommand() -> None:
+    """Bug: `verify x.jsonl --frobnicate` was reported by the top-level parser, not `python -m verifier verify`."""
+    proc = run_cli("verify", "x.jsonl", "--frobnicate")
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("usage: python -m verifier verify [-h] [-o OUTPUT]")
+    assert lines[-1] == "python -m verifier verify: error: unrecognized arguments: --frobnicate"
+    proc = run_cli("--frobnicate", "info")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == "python -m verifier: error: unrecognized arguments: --frobnicate"

@@ -479,13 +479,34 @@ def add_info_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentPar
     return parser
 
 
+class _SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: it reports the arguments it does not know itself.
+
+    argparse hands a subcommand's unknown arguments back to the top-level
+    parser, whose message would name ``python -m verifier`` and show its usage;
+    this one says ``python -m verifier verify: error: unrecognized arguments: ...``.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Optional[Sequence[str]] = None, namespace: Optional[argparse.Namespace] = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m verifier`` parser with its subcommands."""
     parser = argparse.ArgumentParser(
         prog="python -m verifier",
         description="Torch-free, auditable claim verification with a local NLI cross-encoder.",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # add_<name>_parser take the plain action type; the parsers it makes are _SubcommandParser.
+    subparsers = typing.cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_SubcommandParser),
+    )
     add_verify_parser(subparsers)
     add_info_parser(subparsers)
     return parser
