@@ -883,7 +883,169 @@ def test_whole_json_file_errors_name_items_and_lines(
     assert code == 0 and [r.status for r in results_of(out)] == [ClaimVerificationStatus.SUPPORTED]
 
 
-# ---------------------------------------------------------------- error text (new-user trial)
+# ---------------------------------------------------------------- output destinations and error text (new-user trial)
+
+
+def trial_input(tmp_path: Path) -> Path:
+    """Two valid rows in ``tmp_path/in.jsonl``."""
+    return write_jsonl(tmp_path / "in.jsonl", [good_row(1), good_row(2)])
+
+
+def listing(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("make_row_map", "reason"),
+    [
+        (lambda tmp: tmp / "missing" / "r.jsonl", "directory {tmp}/missing does not exist"),
+        (lambda tmp: tmp / "in.jsonl" / "r.jsonl", "{tmp}/in.jsonl is not a directory"),
+        pytest.param(
+            lambda tmp: Path("/proc/r.jsonl"),
+            "cannot create a file in /proc (No such file or directory)",
+            marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc"),
+        ),
+    ],
+    ids=["missing-parent", "parent-is-a-file", "proc"],
+)
+def test_unwritable_row_map_leaves_no_temp_file(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path, make_row_map: Any, reason: str
+) -> None:
+    """Bug: an unwritable --row-map left a 0-byte .ok.jsonl.XXXX.tmp behind for -o ok.jsonl."""
+    path = trial_input(tmp_path)
+    row_map = make_row_map(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "ok.jsonl"
+    code, out, err = run_main(
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target), "--row-map", str(row_map)
+    )
+    assert (code, out) == (1, "")
+    assert err == f"error: cannot write --row-map {row_map}: {reason.format(tmp=tmp_path)}\n"
+    assert listing(work) == []
+    assert listing(tmp_path) == ["fake-model", "in.jsonl", "work"]
+    assert scripted.verifiers == []  # refused before any model work
+
+
+def test_row_map_directory_writes_neither_output(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: --row-map naming a directory wrote -o ok3.jsonl, then failed on an internal .sub.xxx.tmp path."""
+    path = trial_input(tmp_path)
+    (tmp_path / "sub").mkdir()
+    target = tmp_path / "ok3.jsonl"
+    code, out, err = run_main(
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target), "--row-map", str(tmp_path / "sub")
+    )
+    assert (code, out) == (1, "")
+    assert err == f"error: --row-map {tmp_path / 'sub'} is a directory; give a file path\n"
+    assert listing(tmp_path) == ["fake-model", "in.jsonl", "sub"]
+    assert listing(tmp_path / "sub") == []
+    assert scripted.verifiers == []
+
+
+def test_output_directory_is_refused_before_model_work(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    """Bug: -o /tmp failed only after the model ran, naming an internal temp path (/.tmp.hmwf6lss.tmp)."""
+    path = trial_input(tmp_path)
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(tmp_path))
+    assert (code, out) == (1, "")
+    assert err == f"error: -o {tmp_path} is a directory; give a file path\n"
+    assert scripted.verifiers == []
+    assert listing(tmp_path) == ["fake-model", "in.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("-o", "{in}"), "error: -o {in} is the INPUT file; it would be replaced, write to another file"),
+        (("-o", "{link}"), "error: -o {link} is the INPUT file; it would be replaced, write to another file"),
+        (("--row-map", "{in}"), "error: --row-map {in} is the INPUT file; it would be replaced, write to another file"),
+        (
+            ("-o", "{tmp}/same.jsonl", "--row-map", "{tmp}/./same.jsonl"),
+            "error: -o and --row-map name the same file {tmp}/same.jsonl; give two different files",
+        ),
+    ],
+    ids=["output-is-input", "output-is-a-link-to-input", "row-map-is-input", "output-is-row-map"],
+)
+def test_outputs_must_not_overwrite_input_or_each_other(
+    capsys: pytest.CaptureFixture[str],
+    scripted: Built,
+    fake_model_dir: Path,
+    tmp_path: Path,
+    options: tuple[str, ...],
+    message: str,
+) -> None:
+    """Bug: `verify in.jsonl -o in.jsonl` replaced the input; `-o same --row-map same` kept only the row map."""
+    path = trial_input(tmp_path)
+    before = path.read_bytes()
+    (tmp_path / "link.jsonl").symlink_to(path)
+    names = {"in": str(path), "link": str(tmp_path / "link.jsonl"), "tmp": str(tmp_path)}
+    argv = [option.format(**names) for option in options]
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), *argv)
+    assert (code, out) == (2, "")
+    assert err == message.format(**names) + "\n"
+    assert path.read_bytes() == before
+    assert listing(tmp_path) == ["fake-model", "in.jsonl", "link.jsonl"]
+    assert scripted.verifiers == []
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["targets-exist", "targets-new"])
+def test_failed_move_restores_both_outputs(
+    capsys: pytest.CaptureFixture[str],
+    scripted: Built,
+    fake_model_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    existing: bool,
+) -> None:
+    """Bug: outputs were not all-or-nothing: -o was moved into place even when --row-map then failed."""
+    import errno
+
+    path = trial_input(tmp_path)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    target, row_map = out_dir / "ok.jsonl", out_dir / "rows.jsonl"
+    if existing:
+        target.write_text("old results\n", encoding="utf-8")
+        row_map.write_text("old rows\n", encoding="utf-8")
+    real_replace = os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(dst) == row_map:
+            raise OSError(errno.EDQUOT, "Disk quota exceeded", str(src))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    code, out, err = run_main(
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-q", "-o", str(target), "--row-map", str(row_map)
+    )
+    assert (code, out) == (1, "")
+    assert err == f"error: cannot write --row-map {row_map}: Disk quota exceeded\n"
+    if existing:
+        assert listing(out_dir) == ["ok.jsonl", "rows.jsonl"]
+        assert target.read_text(encoding="utf-8") == "old results\n"
+        assert row_map.read_text(encoding="utf-8") == "old rows\n"
+    else:
+        assert listing(out_dir) == []
+
+
+def test_both_outputs_replace_existing_files(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    """The all-or-nothing commit still replaces existing files and leaves no temp or backup file."""
+    path = trial_input(tmp_path)
+    target, row_map = tmp_path / "ok.jsonl", tmp_path / "rows.jsonl"
+    target.write_text("old results\n", encoding="utf-8")
+    row_map.write_text("old rows\n", encoding="utf-8")
+    code, out, err = run_main(
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-q", "-o", str(target), "--row-map", str(row_map)
+    )
+    assert (code, out, err) == (0, "", "")
+    assert [r.status for r in results_of(target.read_text(encoding="utf-8"))] == [ClaimVerificationStatus.SUPPORTED] * 2
+    assert rows_of(row_map) == [{"row": 0, "line": 1, "id": "row-1"}, {"row": 1, "line": 2, "id": "row-2"}]
+    assert listing(tmp_path) == ["fake-model", "in.jsonl", "ok.jsonl", "rows.jsonl"]
 
 
 def test_corrupt_manifest_error_names_no_field(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:

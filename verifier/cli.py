@@ -18,10 +18,15 @@ Usage::
     ``--row-map FILE`` writes a JSON line ``{"row": i, "line": n, "id": ...}``
     per output row (``row`` 0-based in the output, ``line`` 1-based in the
     input, or the item number for a ``.json`` input) when the caller needs the
-    ids back (e.g. with ``--skip-invalid``). A summary table (counts per status, claims/s, model
-    calls, pairs scored, elapsed) goes to stderr unless ``--quiet``; a
-    progress bar goes to stderr only when stderr is a terminal and not
-    ``--quiet``.
+    ids back (e.g. with ``--skip-invalid``). ``-o`` and ``--row-map`` must name
+    two different files, neither of them ``INPUT`` (exit 2); both are checked
+    (an existing directory, a missing parent, an unwritable directory: exit 1)
+    and their temporary files created before any model work, and they are
+    moved into place together or not at all: after any failure no temporary
+    file remains and existing files are left as they were. A summary table
+    (counts per status, claims/s, model calls, pairs scored, elapsed) goes to
+    stderr unless ``--quiet``; a progress bar goes to stderr only when stderr
+    is a terminal and not ``--quiet``.
 
 ``verify --claim ... --evidence ...``
     One-off check with human-readable output on stdout (or the JSON result
@@ -113,6 +118,7 @@ import argparse
 import json
 import os
 import re
+import secrets
 import sys
 import tempfile
 import time
@@ -730,36 +736,143 @@ def _summary(run: _Run, *, skipped: int) -> str:
 
 
 class _AtomicWriter:
-    """A text file in the target's directory, moved into place by :meth:`commit`."""
+    """A text file written beside its target and moved into place by :func:`_commit_all`.
 
-    def __init__(self, target: Path) -> None:
+    ``option`` (``-o`` or ``--row-map``) names the destination in messages; the
+    temporary file's own name never appears in one.
+    """
+
+    def __init__(self, option: str, target: Path) -> None:
+        self.option = option
         self.target = target
-        directory = target.parent if str(target.parent) else Path(".")
+        self.committed = False
         try:
             handle = tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", dir=directory, prefix=f".{target.name}.", suffix=".tmp", delete=False
+                "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
             )
         except OSError as exc:
-            raise _Failure(f"error: cannot write {target}: {exc.strerror or exc}") from exc
+            where = target.parent if str(target.parent) != "." else Path.cwd()
+            raise _Failure(
+                f"error: cannot write {option} {target}: cannot create a file in {where} ({exc.strerror or exc})"
+            ) from exc
         self.handle: IO[str] = handle
         self.path = Path(handle.name)
 
-    def commit(self) -> None:
+    def finish(self) -> None:
+        """Flush, sync and close the temporary file; give it the mode a new file would get."""
         self.handle.flush()
         os.fsync(self.handle.fileno())
         self.handle.close()
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self.path, 0o666 & ~umask)
-        os.replace(self.path, self.target)
 
     def discard(self) -> None:
+        """Remove the temporary file (nothing to do once committed)."""
+        if self.committed:
+            return
         if not self.handle.closed:
             self.handle.close()
         try:
             self.path.unlink()
         except FileNotFoundError:
             pass
+
+
+def _check_destination(option: str, target: Path) -> None:
+    """Refuse a destination that can never be written, before any work (exit 1)."""
+    if target.is_dir():
+        raise _Failure(f"error: {option} {target} is a directory; give a file path")
+    parent = target.parent
+    if not parent.exists():
+        raise _Failure(f"error: cannot write {option} {target}: directory {parent} does not exist")
+    if not parent.is_dir():
+        raise _Failure(f"error: cannot write {option} {target}: {parent} is not a directory")
+
+
+def _same_file(first: "str | Path", second: "str | Path") -> bool:
+    """Whether two paths name the same file: :func:`os.path.samefile` when both exist, else resolved paths."""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return Path(first).resolve() == Path(second).resolve()
+
+
+def _check_output_paths(args: argparse.Namespace) -> None:
+    """``-o``, ``--row-map`` and ``INPUT`` must be three different files (exit 2)."""
+    named = [("-o", args.output), ("--row-map", args.row_map)]
+    if args.input != "-":
+        for option, path in named:
+            if path is not None and _same_file(path, args.input):
+                raise _UsageError(
+                    f"error: {option} {path} is the INPUT file; it would be replaced, write to another file"
+                )
+    if args.output is not None and args.row_map is not None and _same_file(args.output, args.row_map):
+        raise _UsageError(f"error: -o and --row-map name the same file {args.output}; give two different files")
+
+
+def _open_outputs(args: argparse.Namespace) -> list[_AtomicWriter]:
+    """Check both destinations, then create both temporary files (none is left when one fails)."""
+    named = [(option, path) for option, path in (("-o", args.output), ("--row-map", args.row_map)) if path is not None]
+    for option, path in named:
+        _check_destination(option, path)
+    writers: list[_AtomicWriter] = []
+    try:
+        for option, path in named:
+            writers.append(_AtomicWriter(option, path))
+    except BaseException:
+        for writer in writers:
+            writer.discard()
+        raise
+    return writers
+
+
+def _backup(target: Path) -> "tuple[bool, Optional[Path]]":
+    """Before replacing ``target``: whether it existed, and a hard link keeping its old content (if one could be made)."""
+    if not os.path.lexists(target):
+        return False, None
+    backup = target.with_name(f".{target.name}.{secrets.token_hex(6)}.bak")
+    try:
+        os.link(target, backup, follow_symlinks=False)
+    except OSError:
+        return True, None
+    return True, backup
+
+
+def _commit_all(writers: Sequence[_AtomicWriter]) -> None:
+    """Move every temporary file into place, or none.
+
+    Each existing target is kept as a hard link until all moves succeeded; when
+    a move fails, targets already replaced get their old content back (or are
+    removed again when they did not exist) and the error names the option.
+    """
+    for writer in writers:
+        writer.finish()
+    done: list[tuple[_AtomicWriter, bool, Optional[Path]]] = []
+    try:
+        for writer in writers:
+            existed, backup = _backup(writer.target)
+            try:
+                os.replace(writer.path, writer.target)
+            except OSError as exc:
+                if backup is not None:
+                    backup.unlink(missing_ok=True)
+                raise _Failure(f"error: cannot write {writer.option} {writer.target}: {exc.strerror or exc}") from exc
+            writer.committed = True
+            done.append((writer, existed, backup))
+    except BaseException:
+        for writer, existed, backup in reversed(done):
+            try:
+                if backup is not None:
+                    os.replace(backup, writer.target)
+                elif not existed:
+                    writer.target.unlink(missing_ok=True)
+            except OSError:  # pragma: no cover - the original error is the one to report
+                pass
+        raise
+    for _, _, backup in done:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
 
 
 def _read_input(args: argparse.Namespace, config: ClaimVerificationConfig) -> tuple[list[InputRow], list[InvalidRow]]:
@@ -799,19 +912,21 @@ def _run_file(args: argparse.Namespace) -> int:
         valid, invalid = _read_input(args, config)
         return [row.request for row in valid]
 
-    setup = _prepare(args, load)
-    if invalid and not args.skip_invalid:
-        _report_invalid(source, invalid, "error")
-        _err(f"error: {len(invalid)} invalid row{'s' if len(invalid) != 1 else ''} in {source}; nothing written")
-        return EXIT_USAGE
-    if invalid:
-        _report_invalid(source, invalid, "skipped")
-
-    verifier = _make_verifier(setup.config, setup.runtime)
-    writer = _AtomicWriter(args.output) if args.output else None
-    map_writer = _AtomicWriter(args.row_map) if args.row_map else None
-    out: IO[str] = writer.handle if writer else sys.stdout
+    _check_output_paths(args)
+    writers = _open_outputs(args)
+    writer = next((w for w in writers if w.option == "-o"), None)
+    map_writer = next((w for w in writers if w.option == "--row-map"), None)
     try:
+        setup = _prepare(args, load)
+        if invalid and not args.skip_invalid:
+            _report_invalid(source, invalid, "error")
+            _err(f"error: {len(invalid)} invalid row{'s' if len(invalid) != 1 else ''} in {source}; nothing written")
+            return EXIT_USAGE
+        if invalid:
+            _report_invalid(source, invalid, "skipped")
+
+        verifier = _make_verifier(setup.config, setup.runtime)
+        out: IO[str] = writer.handle if writer else sys.stdout
 
         def sink(result: ClaimVerification) -> None:
             out.write(result.model_dump_json() + "\n")
@@ -820,17 +935,12 @@ def _run_file(args: argparse.Namespace) -> int:
         if map_writer is not None:
             for index, row in enumerate(valid):
                 map_writer.handle.write(json.dumps({"row": index, "line": row.line, "id": row.request.id}) + "\n")
-        if writer is not None:
-            writer.commit()
-        else:
+        if writer is None:
             sys.stdout.flush()
-        if map_writer is not None:
-            map_writer.commit()
-    except BaseException:
-        for pending in (writer, map_writer):
-            if pending is not None:
-                pending.discard()
-        raise
+        _commit_all(writers)
+    finally:
+        for pending in writers:
+            pending.discard()
     if not args.quiet:
         _err(_summary(run, skipped=len(invalid)))
     return EXIT_OK
