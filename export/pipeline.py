@@ -59,6 +59,7 @@ from .testmodels import RANDOM_WEIGHTS_CONFIG_KEY
 __all__ = [
     "SMOKE_MODEL",
     "MIN_MAX_LENGTH",
+    "OFFLINE_HINT",
     "OnnxHook",
     "ExportReport",
     "export_model",
@@ -73,6 +74,14 @@ MIN_MAX_LENGTH = 8
 #: Extra tokenizer files copied into the export when the source has them, so
 #: ``AutoTokenizer.from_pretrained(<export dir>)`` works for independent checks.
 _OPTIONAL_FILES: tuple[str, ...] = ("tokenizer_config.json", "special_tokens_map.json")
+
+#: Appended to a failed hub download: the two ways to export without the network.
+OFFLINE_HINT = (
+    "(offline? export a local Hugging Face directory with --model /path/to/dir, "
+    "or run python -m export --smoke for a random-weights plumbing model)"
+)
+#: Marks :func:`export.onnx.resolve_source`'s message for a failed hub download.
+_DOWNLOAD_FAILED = "from the Hugging Face hub failed"
 
 #: Called with the freshly exported ``model.onnx`` before the parity gate
 #: (tests use it to perturb the file and watch the gate fail).
@@ -149,6 +158,16 @@ def default_output_dir(model: str, revision: Optional[str], *, local: bool) -> P
     if revision is None:  # pragma: no cover - callers resolve the revision first
         raise ExportError(f"--model {model}: a revision is needed for the default output directory")
     return default_model_dir(model, revision)
+
+
+def _resolve_hub(model: str, revision: str) -> ModelSource:
+    """:func:`export.onnx.resolve_source` for a hub id; a failed download ends with :data:`OFFLINE_HINT`."""
+    try:
+        return resolve_source(model, revision, default_model=DEFAULT_MODEL, default_revision=DEFAULT_REVISION)
+    except ExportError as exc:
+        if _DOWNLOAD_FAILED not in str(exc):
+            raise
+        raise ExportError(f"{exc} {OFFLINE_HINT}") from exc
 
 
 def _check_arguments(opset: Optional[int], max_length: Optional[int], atol: float) -> None:
@@ -384,9 +403,9 @@ def export_model(
         model and revision (nothing is redone).
 
     Raises:
-        ExportError: bad arguments, missing model directory, failed download,
-            unloadable model, unwritable output, or an output directory holding
-            something else.
+        ExportError: bad arguments, missing model directory, failed download
+            (the message ends with :data:`OFFLINE_HINT`), unloadable model,
+            unwritable output, or an output directory holding something else.
         LabelError: ``id2label`` is not exactly contradiction/entailment/neutral.
         ParityError: the exported model failed the golden gate (nothing written).
         ManifestError: ``output`` holds an export whose files no longer match
@@ -428,9 +447,7 @@ def export_model(
         kind="hub",
         revision=pinned,
         target=target,
-        resolve=lambda: resolve_source(
-            model, pinned, default_model=DEFAULT_MODEL, default_revision=DEFAULT_REVISION
-        ),
+        resolve=lambda: _resolve_hub(model, pinned),
         random_weights=False,
         opset=opset,
         max_length=max_length,

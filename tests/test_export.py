@@ -25,7 +25,7 @@ from export.errors import ExportError, LabelError, ManifestError, ParityError  #
 from export.manifest import REQUIRED_FILES, verify_export_dir  # noqa: E402
 from export.onnx import read_labels  # noqa: E402
 from export.parity import GOLDEN_PAIRS, PairParity, ParityResult, verify_golden  # noqa: E402
-from export.pipeline import export_model  # noqa: E402
+from export.pipeline import OFFLINE_HINT, export_model  # noqa: E402
 from verifier.manifest import NLI_LABELS, read_manifest, sha256_file  # noqa: E402
 from verifier.tokenization import encode_pairs, load_tokenizer  # noqa: E402
 
@@ -532,4 +532,30 @@ def test_cli_hub_id_from_offline_cache(tiny_source_dir: Path, tmp_path: Path) ->
     unknown = run_export_cli("--model", "tiny-org/tiny-nli", "--revision", "f" * 40, cwd=work, env=env)
     assert unknown.returncode == 1
     assert_one_error_line(unknown.stderr, "downloading revision f{40} from the Hugging Face hub failed")
+    assert unknown.stderr.endswith(f" {OFFLINE_HINT}\n")
     assert listing(work / "models") == ["tiny-nli-main"]
+
+
+# ---------------------------------------------------------------- error advice (new-user trial)
+
+
+def test_offline_hint_text() -> None:
+    assert OFFLINE_HINT == (
+        "(offline? export a local Hugging Face directory with --model /path/to/dir, "
+        "or run python -m export --smoke for a random-weights plumbing model)"
+    )
+
+
+def test_failed_hub_download_ends_with_offline_hint(tmp_path: Path) -> None:
+    """Bug: a failed hub download (no network) gave no hint about --model DIR or --smoke."""
+    env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
+    revision = "0" * 40
+    proc = run_export_cli("--model", "tiny-org/absent-nli", "--revision", revision, "--output", str(tmp_path / "m"), env=env)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert_one_error_line(proc.stderr, "downloading revision 0{40} from the Hugging Face hub failed: ")
+    assert proc.stderr.startswith(
+        f"export: error: --model tiny-org/absent-nli: no local directory of that name, and downloading revision "
+        f"{revision} from the Hugging Face hub failed: "
+    )
+    assert proc.stderr.endswith(f" {OFFLINE_HINT}\n")
+    assert listing(tmp_path) == []
