@@ -7,7 +7,8 @@
 2. if the target already holds an export: verify it (files against the
    manifest, golden outputs re-scored with onnxruntime) and return
    ``status="verified"`` without redoing work, or refuse when it does not
-   verify or holds another model -- never overwrite it;
+   verify or holds another model -- never overwrite it; a refusal of a
+   broken or foreign directory ends with :func:`redo_advice`;
 3. in a staging directory beside the target: download a hub revision, check
    the labels, write ``tokenizer.json`` and ``config.json``, export
    ``model.onnx``, run the golden parity gate, write ``golden.json`` and,
@@ -25,11 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
-from verifier.manifest import Manifest
+from pydantic import ValidationError
+
+from verifier.manifest import MANIFEST_NAME, Manifest, read_manifest
 from verifier.options import default_model_dir
 from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 
-from .errors import ExportError
+from .errors import ExportError, ManifestError
 from .manifest import (
     REQUIRED_FILES,
     collect_versions,
@@ -65,6 +68,7 @@ __all__ = [
     "export_model",
     "export_smoke",
     "default_output_dir",
+    "redo_advice",
 ]
 
 #: Model id recorded in the manifest of a ``--smoke`` export.
@@ -82,6 +86,14 @@ OFFLINE_HINT = (
 )
 #: Marks :func:`export.onnx.resolve_source`'s message for a failed hub download.
 _DOWNLOAD_FAILED = "from the Hugging Face hub failed"
+
+#: pydantic error types on ``manifest.json`` worded for users; others keep pydantic's message.
+_MANIFEST_WORDS: dict[str, str] = {
+    "missing": "required field is missing",
+    "model_type": "must be a JSON object",
+    "dict_type": "must be a JSON object",
+    "extra_forbidden": "unknown field",
+}
 
 #: Called with the freshly exported ``model.onnx`` before the parity gate
 #: (tests use it to perturb the file and watch the gate fail).
@@ -160,6 +172,43 @@ def default_output_dir(model: str, revision: Optional[str], *, local: bool) -> P
     return default_model_dir(model, revision)
 
 
+def redo_advice(target: Path) -> str:
+    """What to do about a target directory this tool refuses to touch.
+
+    Example:
+        >>> redo_advice(Path("models/m"))
+        'delete models/m (or choose another --output) and export again'
+    """
+    return f"delete {target} (or choose another --output) and export again"
+
+
+def _manifest_problem(exc: ValidationError) -> str:
+    """A pydantic error on ``manifest.json`` in a few words, without pydantic's input dump or link."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    if first.get("type") == "json_invalid":
+        detail = (first.get("ctx") or {}).get("error")
+        text = f"invalid JSON: {detail}" if detail else "invalid JSON"
+    else:
+        message = _MANIFEST_WORDS.get(str(first.get("type")), str(first.get("msg")))
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        text = f"field {where}: {message}" if where else message
+    if len(errors) > 1:
+        text += f", and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''}"
+    return text
+
+
+def _read_target_manifest(target: Path) -> None:
+    """Refuse a target whose ``manifest.json`` cannot be read or parsed, in one line with advice."""
+    path = target / MANIFEST_NAME
+    try:
+        read_manifest(target)
+    except ValidationError as exc:
+        raise ManifestError(f"{path} is not a valid manifest ({_manifest_problem(exc)}); {redo_advice(target)}") from exc
+    except OSError as exc:
+        raise ManifestError(f"{path} cannot be read ({exc.strerror or exc}); {redo_advice(target)}") from exc
+
+
 def _resolve_hub(model: str, revision: str) -> ModelSource:
     """:func:`export.onnx.resolve_source` for a hub id; a failed download ends with :data:`OFFLINE_HINT`."""
     try:
@@ -205,11 +254,18 @@ def _existing_export(
         return None
     if not target.is_dir():
         raise ExportError(f"--output {target}: exists and is not a directory")
-    if not (target / "manifest.json").exists():
+    if not (target / MANIFEST_NAME).exists():
         if any(target.iterdir()):
-            raise ExportError(f"--output {target}: exists, is not empty and has no manifest.json; refusing to overwrite")
+            raise ExportError(
+                f"--output {target}: exists, is not empty and has no {MANIFEST_NAME}; refusing to overwrite; "
+                f"{redo_advice(target)}"
+            )
         return None
-    manifest = verify_export_dir(target)
+    _read_target_manifest(target)
+    try:
+        manifest = verify_export_dir(target)
+    except ManifestError as exc:
+        raise ManifestError(f"{exc}; {redo_advice(target)}") from exc
     wanted = f"{model}@{revision or 'unpinned'}"
     held = f"{manifest.model}@{manifest.requested_revision or 'unpinned'}"
     if (
@@ -222,7 +278,10 @@ def _existing_export(
         raise ExportError(f"--output {target}: holds an opset {manifest.opset} export, not {opset}")
     if max_length is not None and manifest.max_length != max_length:
         raise ExportError(f"--output {target}: holds a max length {manifest.max_length} export, not {max_length}")
-    max_diff = verify_golden(target, onnx_file=manifest.model_file, atol=atol)
+    try:
+        max_diff = verify_golden(target, onnx_file=manifest.model_file, atol=atol)
+    except ManifestError as exc:
+        raise ManifestError(f"{exc}; {redo_advice(target)}") from exc
     return manifest, max_diff
 
 
@@ -408,8 +467,10 @@ def export_model(
             unwritable output, or an output directory holding something else.
         LabelError: ``id2label`` is not exactly contradiction/entailment/neutral.
         ParityError: the exported model failed the golden gate (nothing written).
-        ManifestError: ``output`` holds an export whose files no longer match
-            its manifest, or whose golden outputs no longer reproduce.
+        ManifestError: ``output`` holds an export whose ``manifest.json`` is
+            unreadable or invalid, whose files no longer match it, or whose
+            golden outputs no longer reproduce (the message ends with
+            :func:`redo_advice`).
         ImportError: the ``export`` extra (torch, transformers, optimum-onnx) is missing.
 
     Example:

@@ -491,9 +491,14 @@ def test_cli_tampered_directory(tiny_model_copy: Path, tiny_source_dir: Path) ->
     data = bytearray(onnx_path.read_bytes())
     data[-10] ^= 0xFF
     onnx_path.write_bytes(bytes(data))
+    expected = read_manifest(tiny_model_copy).files["model.onnx"].sha256
     proc = run_export_cli("--model", str(tiny_source_dir), "--output", str(tiny_model_copy))
     assert proc.returncode == ManifestError.exit_code == 4
-    assert_one_error_line(proc.stderr, r"files do not match manifest.json: model.onnx: sha256")
+    assert proc.stderr == (
+        f"export: error: {tiny_model_copy}: files do not match manifest.json: model.onnx: sha256 "
+        f"{sha256_file(onnx_path)} != manifest {expected}; "
+        f"delete {tiny_model_copy} (or choose another --output) and export again\n"
+    )
     assert onnx_path.read_bytes() == bytes(data)
 
 
@@ -559,3 +564,78 @@ def test_failed_hub_download_ends_with_offline_hint(tmp_path: Path) -> None:
     )
     assert proc.stderr.endswith(f" {OFFLINE_HINT}\n")
     assert listing(tmp_path) == []
+
+
+def test_tampered_directory_says_what_to_do(tiny_model_copy: Path, tiny_source_dir: Path) -> None:
+    """Bug: a tampered target was refused (exit 4) without saying to delete it or choose another --output."""
+    config = tiny_model_copy / "config.json"
+    config.write_bytes(config.read_bytes() + b" ")
+    record = read_manifest(tiny_model_copy).files["config.json"]
+    expected = (
+        f"{tiny_model_copy}: files do not match manifest.json: config.json: size {record.size + 1} != manifest "
+        f"{record.size}; delete {tiny_model_copy} (or choose another --output) and export again"
+    )
+    with pytest.raises(ManifestError, match=f"^{re.escape(expected)}$"):
+        export_model(str(tiny_source_dir), output=tiny_model_copy)
+
+
+def test_golden_mismatch_says_what_to_do(tiny_model_copy: Path, tiny_source_dir: Path) -> None:
+    """Bug: a target whose golden outputs no longer reproduce was refused without advice."""
+    from export.manifest import file_records, write_manifest
+
+    (tiny_model_copy / "model.onnx").write_bytes(b"not an onnx file")
+    manifest = read_manifest(tiny_model_copy)
+    write_manifest(tiny_model_copy, manifest.model_copy(update={"files": {**manifest.files, **file_records(tiny_model_copy, ["model.onnx"])}}))
+    with pytest.raises(ManifestError) as caught:
+        export_model(str(tiny_source_dir), output=tiny_model_copy)
+    message = str(caught.value)
+    assert "model.onnx: onnxruntime cannot load it" in message
+    assert message.endswith(f"; delete {tiny_model_copy} (or choose another --output) and export again")
+
+
+def test_directory_without_manifest_says_what_to_do(tmp_path: Path, tiny_source_dir: Path) -> None:
+    """Bug: "exists, is not empty and has no manifest.json; refusing to overwrite" gave no advice."""
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine", encoding="utf-8")
+    expected = (
+        f"--output {target}: exists, is not empty and has no manifest.json; refusing to overwrite; "
+        f"delete {target} (or choose another --output) and export again"
+    )
+    with pytest.raises(ExportError, match=f"^{re.escape(expected)}$"):
+        export_model(str(tiny_source_dir), output=target)
+    assert listing(target) == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("{\n", "invalid JSON: EOF while parsing an object at line 2 column 0"),
+        ('{"model": "x"}', "field source: required field is missing, and 9 more errors"),
+        ("[]", "must be a JSON object"),
+    ],
+    ids=["invalid-json", "missing-fields", "not-an-object"],
+)
+def test_corrupt_target_manifest_is_one_clean_line(
+    tiny_model_copy: Path, tiny_source_dir: Path, capsys: pytest.CaptureFixture[str], content: str, problem: str
+) -> None:
+    """Bug: a corrupt manifest.json in the target printed pydantic's input_value dump and its errors.pydantic.dev link."""
+    (tiny_model_copy / "manifest.json").write_text(content, encoding="utf-8")
+    status = main(["--model", str(tiny_source_dir), "--output", str(tiny_model_copy)])
+    captured = capsys.readouterr()
+    assert status == ManifestError.exit_code == 4
+    assert captured.out == ""
+    assert captured.err == (
+        f"export: error: {tiny_model_copy}/manifest.json is not a valid manifest ({problem}); "
+        f"delete {tiny_model_copy} (or choose another --output) and export again\n"
+    )
+    assert (tiny_model_copy / "manifest.json").read_text(encoding="utf-8") == content
+
+
+def test_pipeline_doctests() -> None:
+    import doctest
+
+    import export.pipeline
+
+    results = doctest.testmod(export.pipeline)
+    assert results.failed == 0 and results.attempted >= 1
