@@ -588,7 +588,7 @@ def _build_config(args: argparse.Namespace, manifest: Optional[Manifest]) -> Cla
     model = args.model or (manifest.model if manifest else None)
     revision = args.revision
     if not revision and manifest is not None:
-        revision = manifest.requested_revision or manifest.resolved_revision or _local_revision(manifest)
+        revision = manifest.revision
     if model:
         values["model"] = model
     if revision:
@@ -623,12 +623,6 @@ def _build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
     if args.schedule is not None:
         values["schedule"] = args.schedule
     return RuntimeOptions(**values)
-
-
-def _local_revision(manifest: Manifest) -> str:
-    """The revision recorded for an unrevisioned export: ``sha256:`` + its model file's sha256."""
-    record = manifest.files.get(manifest.model_file)
-    return f"sha256:{record.sha256}" if record is not None else "local"
 
 
 def _make_verifier(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> "ClaimVerifier":
