@@ -200,9 +200,10 @@ def test_unknown_evidence_ref_on_empty_bundle() -> None:
         bundle_evidence(ContextBundle(rendered_context=""), ["M1"])
 
 
-def test_evidence_refs_as_plain_string_is_a_type_error() -> None:
+def test_evidence_refs_as_plain_string_is_a_value_error() -> None:
+    """Bad caller input is a ValueError naming the field (SPEC §2 style), not a TypeError."""
     bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
-    with pytest.raises(TypeError, match="not a single string"):
+    with pytest.raises(ValueError, match="evidence_refs must be a sequence of references, not a single string"):
         bundle_evidence(bundle, "M1")
 
 

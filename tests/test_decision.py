@@ -370,3 +370,86 @@ def test_failed_recheck_keeps_searching_larger_groups() -> None:
     assert result.status is ClaimVerificationStatus.INSUFFICIENT
     assert scorer.premises[-1] == pair
     assert result.limitations == ("uncorroborated_model_entailment",)
+
+
+@pytest.mark.parametrize("error", [ZeroDivisionError("x"), IndexError("i"), AttributeError("a"), StopIteration()])
+def test_any_scorer_exception_becomes_claim_verification_error(error: BaseException) -> None:
+    """Regression: ZeroDivisionError etc. escaped raw, and StopIteration hung async verify() forever."""
+
+    class Failing:
+        def score(self, pairs):  # type: ignore[no-untyped-def]
+            raise error
+
+    evidence = [ev(1, "The launch is Tuesday.")]
+    with pytest.raises(ClaimVerificationError, match=type(error).__name__):
+        ClaimVerifier(scorer=Failing()).verify_sync("The launch is Tuesday.", evidence)
+    with pytest.raises(ClaimVerificationError, match=type(error).__name__):
+        asyncio.run(asyncio.wait_for(ClaimVerifier(scorer=Failing()).verify("The launch is Tuesday.", evidence), 30))
+
+
+@pytest.mark.parametrize(
+    "bad", [[[True, False, False]], [[0.9 + 0j, 0.05, 0.05]], [["0.9", "0.05", "0.05"]], [[object(), 1, 2]]]
+)
+def test_non_real_scores_are_refused(bad: object) -> None:
+    class Odd:
+        def score(self, pairs):  # type: ignore[no-untyped-def]
+            return bad
+
+    with pytest.raises(ClaimVerificationError, match="expected real numbers|not an array"):
+        ClaimVerifier(scorer=Odd()).verify_sync("The launch is Tuesday.", [ev(1, "Launch Tuesday.")])
+
+
+def test_a_scorer_reusing_its_output_buffer_cannot_change_the_decision() -> None:
+    """Regression: the verifier kept a view of the scorer's array; a recheck call overwrote single scores."""
+    scripted = ScriptedScorer(
+        {
+            "The release shipped on Wednesday.": (0.01, 0.95),
+            "The team wants a quieter launch.\nThe release shipped on Tuesday.": (0.9, 0.02),
+            "The release shipped on Tuesday.": (0.1, 0.1),
+        },
+        default=NEUTRAL,
+    )
+
+    class Reusing:
+        buffer = np.zeros((16, 3))
+
+        def score(self, pairs):  # type: ignore[no-untyped-def]
+            self.buffer[: len(pairs)] = scripted.score(pairs)
+            return self.buffer[: len(pairs)]
+
+    evidence = [ev(1, "The release shipped on Wednesday."), ev(2, "The team wants a quieter launch.\nThe release shipped on Tuesday.")]
+    expected = ClaimVerifier(scorer=scripted).verify_sync("The release shipped on Tuesday.", evidence)
+    reused = ClaimVerifier(scorer=Reusing()).verify_sync("The release shipped on Tuesday.", evidence)
+    assert expected.status is ClaimVerificationStatus.REFUTED
+    assert reused == expected
+
+
+def test_eager_never_fails_where_staged_succeeds() -> None:
+    """Regression: eager prefetched pairs a staged recording never saw and raised on them."""
+    from verifier import RecordedScorer
+
+    claim = "The deployment date is May 4."
+    texts = ["Topically related only.", "The deployment date is May 4."]
+    recorded = RecordedScorer({(texts[0], claim): (0.02, 0.01, 0.97), (texts[1], claim): (0.98, 0.01, 0.01)})
+    evidence = [ev(1, texts[0]), ev(2, texts[1])]
+    staged = ClaimVerifier(scorer=recorded).verify_sync(claim, evidence)
+    eager = ClaimVerifier(scorer=recorded, runtime=RuntimeOptions(schedule="eager")).verify_sync(claim, evidence)
+    assert eager == staged and staged.status is ClaimVerificationStatus.SUPPORTED
+
+
+def test_claim_with_lone_surrogate_is_rejected_before_any_model_call() -> None:
+    scorer = ScriptedScorer({}, default=NEUTRAL)
+    with pytest.raises(ValueError, match="claim is not valid Unicode text"):
+        ClaimVerifier(scorer=scorer).verify_sync("Hi \ud800 there.", [ev(1, "Hi.")])
+    assert scorer.calls == []
+
+
+@pytest.mark.parametrize("evidence", [None, "The launch is Tuesday.", {"reference": "m1"}, 5])
+def test_evidence_must_be_a_list(evidence: object) -> None:
+    with pytest.raises(ValueError, match="evidence must be a list of passages"):
+        ClaimVerifier(scorer=ScriptedScorer({})).verify_sync("The launch is Tuesday.", evidence)  # type: ignore[arg-type]
+
+
+def test_integer_config_fields_refuse_booleans() -> None:
+    with pytest.raises(ValueError, match="max_group_size"):
+        ClaimVerificationConfig(max_group_size=True)

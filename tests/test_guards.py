@@ -241,3 +241,26 @@ def test_guards_handle_100kb_passages(passage: str) -> None:
     assert isinstance(exact_negation(claim, view), bool)
     assert len(localize(claim, view).included_segment_numbers) == 1
     assert len(passage) >= 99_000
+
+
+def test_localize_is_linear_in_claim_times_segments() -> None:
+    """Regression: each segment re-scanned the whole claim (8 kB claim x 600 segments took seconds).
+
+    Asserts the work done, not the time: the claim's modes are computed once per localize call.
+    """
+    from verifier import guards
+
+    guards.speech_act_modes.cache_clear()
+    claim = "The release shipped on Tuesday. " * 250
+    passage = "\n".join(f"Line {i} shipped." for i in range(600))
+    result = localize(claim, [pv(passage)])
+    assert len(result.included_segment_numbers[0]) == 600
+    info = guards.speech_act_modes.cache_info()
+    assert info.misses == 601  # the claim once, then each segment once
+
+
+def test_unicode_line_separators_split_segments() -> None:
+    assert split_segments("We want calm.\u2028The release shipped on Tuesday.") == [
+        "We want calm.",
+        "The release shipped on Tuesday.",
+    ]

@@ -260,7 +260,7 @@ def bundle_evidence(
     selected: Optional[set[str]] = None
     if evidence_refs is not None:
         if isinstance(evidence_refs, str):
-            raise TypeError("evidence_refs must be a sequence of references, not a single string")
+            raise ValueError("evidence_refs must be a sequence of references, not a single string")
         requested = [str(ref).strip() for ref in evidence_refs]
         known = {candidate.reference for candidate in candidates}
         unknown = [ref for ref in dict.fromkeys(requested) if ref not in known]

@@ -91,6 +91,14 @@ def _validate(
     stripped = claim.strip()
     if not stripped:
         raise ValueError("claim must not be empty")
+    try:
+        stripped.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"claim is not valid Unicode text ({exc.reason} at position {exc.start})") from None
+    if evidence is None or isinstance(evidence, (str, bytes, Mapping)) or not isinstance(evidence, Iterable):
+        raise ValueError(
+            f"evidence must be a list of passages (ClaimEvidence or mappings), got {type(evidence).__name__}"
+        )
     items = tuple(
         item if isinstance(item, ClaimEvidence) else ClaimEvidence.model_validate(item) for item in evidence
     )
@@ -411,19 +419,24 @@ class _Running:
             self.request = None
             self.result = stop.value
 
-    def outgoing(self) -> list[str]:
-        """Premises to send to the scorer for this procedure's pending request."""
+    def needed(self) -> list[str]:
+        """Premises the pending request needs scored (deduplicated when caching)."""
         assert self.request is not None
         if self.cache is None:
             return self.request
-        missing = [premise for premise in dict.fromkeys(self.request) if premise not in self.cache]
-        wanted = set(missing)
+        return [premise for premise in dict.fromkeys(self.request) if premise not in self.cache]
+
+    def take_prefetch(self, needed: Sequence[str]) -> list[str]:
+        """Premises to score ahead of need along with ``needed`` (eager schedule; once)."""
+        if self.cache is None or not self.prefetch:
+            return []
+        wanted = set(needed)
         extra = [p for p in dict.fromkeys(self.prefetch) if p not in self.cache and p not in wanted]
         self.prefetch = []
-        return missing + extra
+        return extra
 
-    def receive(self, premises: list[str], scores: np.ndarray) -> None:
-        """Deliver scores for :meth:`outgoing`'s premises and advance."""
+    def receive(self, premises: Sequence[str], scores: np.ndarray) -> None:
+        """Deliver scores for ``premises`` (the needed ones, maybe more) and advance."""
         if self.cache is None:
             self.advance(scores)
             return
@@ -431,6 +444,32 @@ class _Running:
             self.cache[premise] = row
         assert self.request is not None
         self.advance(np.stack([self.cache[premise] for premise in self.request]))
+
+
+@dataclass
+class _Round:
+    """One scorer call's worth of work over the active procedures."""
+
+    active: list[_Running]
+    needed: list[list[str]]
+    extra: list[list[str]]
+
+    def pairs(self, with_extra: bool) -> tuple[list[str], list[str]]:
+        """(claims, premises) for the call, needed premises first per procedure."""
+        claims: list[str] = []
+        premises: list[str] = []
+        for item, needed, extra in zip(self.active, self.needed, self.extra):
+            batch = needed + extra if with_extra else needed
+            claims.extend(item.claim for _ in batch)
+            premises.extend(batch)
+        return claims, premises
+
+    def deliver(self, scores: np.ndarray, with_extra: bool) -> None:
+        offset = 0
+        for item, needed, extra in zip(self.active, self.needed, self.extra):
+            batch = needed + extra if with_extra else needed
+            item.receive(batch, scores[offset : offset + len(batch)])
+            offset += len(batch)
 
 
 class ClaimVerifier:
@@ -559,7 +598,7 @@ class ClaimVerifier:
             raw = scorer.score(pairs)
         except ClaimVerificationError:
             raise
-        except (KeyError, ValueError, TypeError, RuntimeError, OSError) as exc:
+        except Exception as exc:  # any scorer failure is an inference failure (SPEC §1)
             raise ClaimVerificationError(f"scorer failed: {type(exc).__name__}: {exc}") from exc
         scores = validate_scores(raw, len(pairs))
         with self._stats_lock:
@@ -604,19 +643,30 @@ class ClaimVerifier:
         return running
 
     @staticmethod
-    def _round(running: Sequence[_Running]) -> tuple[list[_Running], list[list[str]], list[str], list[str]]:
+    def _next_round(running: Sequence[_Running]) -> Optional[_Round]:
         active = [item for item in running if item.request is not None]
-        outgoing = [item.outgoing() for item in active]
-        claims = [item.claim for item, premises in zip(active, outgoing) for _ in premises]
-        premises = [premise for batch in outgoing for premise in batch]
-        return active, outgoing, claims, premises
+        if not active:
+            return None
+        needed = [item.needed() for item in active]
+        extra = [item.take_prefetch(batch) for item, batch in zip(active, needed)]
+        return _Round(active, needed, extra)
 
-    @staticmethod
-    def _deliver(active: Sequence[_Running], outgoing: Sequence[list[str]], scores: np.ndarray) -> None:
-        offset = 0
-        for item, premises in zip(active, outgoing):
-            item.receive(premises, scores[offset : offset + len(premises)])
-            offset += len(premises)
+    def _score_round(self, work: _Round) -> tuple[np.ndarray, bool]:
+        """Score one round; returns the scores and whether prefetched premises were included.
+
+        Premises scored ahead of need (eager schedule) must never change the
+        outcome: if the call with them fails or returns invalid scores, the
+        round is scored again with only the needed premises, exactly as the
+        staged schedule would.
+        """
+        if any(work.extra):
+            claims, premises = work.pairs(with_extra=True)
+            try:
+                return self._score(claims, premises), True
+            except ClaimVerificationError:
+                pass
+        claims, premises = work.pairs(with_extra=False)
+        return (self._score(claims, premises) if premises else np.zeros((0, 3))), False
 
     # ----------------------------------------------------------------- sync API
 
@@ -643,12 +693,9 @@ class ClaimVerifier:
         running = self._plan(requests)
         if progress is not None:
             progress(sum(item.result is not None for item in running))
-        while True:
-            active, outgoing, claims, premises = self._round(running)
-            if not active:
-                break
-            scores = self._score(claims, premises) if premises else np.zeros((0, 3))
-            self._deliver(active, outgoing, scores)
+        while (work := self._next_round(running)) is not None:
+            scores, with_extra = self._score_round(work)
+            work.deliver(scores, with_extra)
             if progress is not None:
                 progress(sum(item.result is not None for item in running))
         return [self._finish(item) for item in running]
@@ -709,15 +756,9 @@ class ClaimVerifier:
     ) -> list[ClaimVerification]:
         """Async twin of :meth:`verify_many_sync`: model work runs in a worker thread."""
         running = self._plan(requests)
-        while True:
-            active, outgoing, claims, premises = self._round(running)
-            if not active:
-                break
-            if premises:
-                scores = await asyncio.to_thread(self._score, claims, premises)
-            else:
-                scores = np.zeros((0, 3))
-            self._deliver(active, outgoing, scores)
+        while (work := self._next_round(running)) is not None:
+            scores, with_extra = await asyncio.to_thread(self._score_round, work)
+            work.deliver(scores, with_extra)
         return [self._finish(item) for item in running]
 
     async def verify(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional, Sequence
 
 from .types import EpistemicType, LifecycleState
@@ -118,7 +119,6 @@ _VALUE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 # SPEC §5 — segment boundaries: line breaks, and a sentence end (. ! ?) followed by
 # whitespace, then an optional opening quote or bracket and an upper-case letter or digit.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'\u201c\u2018(\[{]?[A-Z0-9])")
 
 
@@ -138,9 +138,14 @@ class PassageView:
     provenance: Provenance = Provenance()
 
 
+@lru_cache(maxsize=256)
 def speech_act_modes(text: str) -> frozenset[SpeechActMode]:
     """The speech-act modes of ``text`` (SPEC §4.1): desire, attempt, plan, advice,
-    uncertainty, conditional, unverified, question."""
+    uncertainty, conditional, unverified, question.
+
+    Cached (256 texts): one verification asks about the same claim and
+    passages once per group.
+    """
     return frozenset(mode for mode, pattern in _MODE_PATTERNS if pattern.search(text))
 
 
@@ -171,7 +176,10 @@ def is_compatible(provenance: Provenance, claim_modes: frozenset[SpeechActMode])
 
 def modality_preserved(claim: str, passages: Sequence[PassageView]) -> bool:
     """SPEC §4.3: every passage compatible and the union of passage modes ⊆ claim modes."""
-    claim_modes = speech_act_modes(claim)
+    return _modality_preserved(speech_act_modes(claim), passages)
+
+
+def _modality_preserved(claim_modes: frozenset[SpeechActMode], passages: Sequence[PassageView]) -> bool:
     for passage in passages:
         if not is_compatible(passage.provenance, claim_modes):
             return False
@@ -298,10 +306,12 @@ def join_premise(texts: Sequence[str]) -> str:
 def split_segments(text: str) -> list[str]:
     """Split a passage into segments at line breaks and sentence ends (SPEC §5).
 
-    Segments are stripped; empty ones (blank lines) are dropped and not numbered.
+    Line breaks are Python's line boundaries (:meth:`str.splitlines`: ``\\n``,
+    ``\\r\\n``, ``\\r``, U+2028 and the other Unicode separators). Segments are
+    stripped; empty ones (blank lines) are dropped and not numbered.
     """
     segments: list[str] = []
-    for line in _LINE_BREAK.split(text):
+    for line in text.splitlines():
         for piece in _SENTENCE_END.split(line):
             piece = piece.strip()
             if piece:
@@ -322,8 +332,10 @@ class LocalizedPremise:
     premise: Optional[str]
 
 
-def _segment_kept(claim: str, claim_negated: bool, segment: str, provenance: Provenance) -> bool:
-    if not modality_preserved(claim, (PassageView(segment, provenance),)):
+def _segment_kept(
+    claim_modes: frozenset[SpeechActMode], claim_negated: bool, segment: str, provenance: Provenance
+) -> bool:
+    if not _modality_preserved(claim_modes, (PassageView(segment, provenance),)):
         return False
     return claim_negated or not has_negated_clause(segment)
 
@@ -337,6 +349,7 @@ def localize(claim: str, passages: Sequence[PassageView]) -> LocalizedPremise:
     remaining passages are numbered ``[E1]``, ``[E2]``… (one remaining passage:
     its bare text).
     """
+    claim_modes = speech_act_modes(claim)
     claim_negated = has_negated_clause(claim)
     numbers: list[tuple[int, ...]] = []
     kept_texts: list[str] = []
@@ -344,7 +357,7 @@ def localize(claim: str, passages: Sequence[PassageView]) -> LocalizedPremise:
         kept = [
             (index, segment)
             for index, segment in enumerate(split_segments(passage.text), start=1)
-            if _segment_kept(claim, claim_negated, segment, passage.provenance)
+            if _segment_kept(claim_modes, claim_negated, segment, passage.provenance)
         ]
         numbers.append(tuple(index for index, _ in kept))
         if kept:

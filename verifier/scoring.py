@@ -46,14 +46,21 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
     """Check a scorer's output and return it as a float64 array of shape (n, 3).
 
     Raises:
-        ClaimVerificationError: not convertible to a float array, wrong shape,
+        ClaimVerificationError: not an array of real numbers (complex, bool,
+            strings and objects are refused), wrong shape,
             non-finite values, a value outside [0, 1], or a row not summing to 1
             within 1e-5 (SPEC §2). The message names the first offending row.
     """
     try:
-        array = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ClaimVerificationError(f"scorer returned a non-numeric result: {exc}") from exc
+        raw = np.asarray(scores)
+    except Exception as exc:  # arbitrary objects can fail conversion in arbitrary ways
+        raise ClaimVerificationError(f"scorer returned something that is not an array: {exc}") from exc
+    if raw.dtype.kind not in "fiu":
+        raise ClaimVerificationError(
+            f"scorer returned {raw.dtype} values; expected real numbers (float or integer)"
+        )
+    # A private float64 copy: a scorer may reuse its output buffer on the next call.
+    array = np.array(raw, dtype=np.float64, copy=True)
     if array.shape != (expected_rows, 3):
         raise ClaimVerificationError(
             f"scorer returned scores of shape {array.shape}, expected ({expected_rows}, 3)"

@@ -160,10 +160,10 @@ class ClaimVerificationConfig(BaseModel):
     revision: _StrippedNonEmpty = DEFAULT_REVISION
     entailment_threshold: _Threshold = 0.80
     contradiction_threshold: _Threshold = 0.80
-    batch_size: Annotated[int, Field(ge=1, le=256)] = 32
-    max_evidence: Annotated[int, Field(ge=1, le=256)] = 64
-    max_group_size: Annotated[int, Field(ge=1, le=3)] = 2
-    group_candidate_limit: Annotated[int, Field(ge=2, le=16)] = 8
+    batch_size: Annotated[int, Field(ge=1, le=256, strict=True)] = 32
+    max_evidence: Annotated[int, Field(ge=1, le=256, strict=True)] = 64
+    max_group_size: Annotated[int, Field(ge=1, le=3, strict=True)] = 2
+    group_candidate_limit: Annotated[int, Field(ge=2, le=16, strict=True)] = 8
     entailment_policy: EntailmentPolicy = "speech_act_guarded"
     refutation_policy: RefutationPolicy = "explicit_corroboration"
 
