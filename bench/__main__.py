@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--rebuild", action="store_true", help="delete and rebuild")
     build.add_argument("--models-root", type=Path, default=None)
     build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--span", action="store_true", help="also export onnx-span/ (span-sliced attention)")
 
     compare = sub.add_parser("compare", help="CrossEncoder (PyTorch) vs OnnxScorer side by side")
     _add_common(compare)
@@ -53,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--reps-c", type=int, default=1, help="passes over (c) per backend (default 1)")
     compare.add_argument("--no-torch", action="store_true", help="skip the CrossEncoder (no ratios)")
     compare.add_argument("--no-variants", action="store_true", help="skip the int8 / optimized variants")
+    compare.add_argument(
+        "--span", action="store_true",
+        help="also time an export with span-sliced relative attention (export.fast_attention) and its int8",
+    )
     compare.add_argument(
         "--quick", action="store_true", help="smoke run: 20 claims, few repetitions (figures are noisy)"
     )
@@ -69,7 +74,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "build":
         from .model import build_bench_model
 
-        model = build_bench_model(args.models_root, seed=args.seed, rebuild=args.rebuild)
+        model = build_bench_model(args.models_root, seed=args.seed, rebuild=args.rebuild, span=args.span)
         print(f"hf: {model.hf_dir}\nonnx: {model.onnx_dir}\nvariants: {', '.join(model.variants()) or 'none'}")
         return 0
     from .runner import run_compare, run_tune
@@ -97,6 +102,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "reps_c": args.reps_c,
                 "reps_schedules": 2 if quick else 5,
                 "skip_torch": args.no_torch,
+                "span": args.span,
                 "variants": () if args.no_variants else ("int8", "optimized"),
             }
         )

@@ -58,6 +58,7 @@ __all__ = [
     "total_flops",
     "MATMUL_SHAPES",
     "measure_matmul",
+    "measure_onnxruntime_matmul",
     "main",
 ]
 
@@ -172,6 +173,44 @@ def measure_matmul(
     }
 
 
+def measure_onnxruntime_matmul(
+    m: int = 4096, k: int = 768, n: int = 3072, *, threads: int = 2, repeats: int = 7, seed: int = 0
+) -> float:
+    """GFLOP/s (median) of one float32 MatMul (constant weight, like the model's) in onnxruntime.
+
+    A stricter ceiling than numpy's where numpy's BLAS does not use the CPU's
+    widest vectors (OpenBLAS picks AVX2 "Haswell" kernels on some AVX-512 CPUs,
+    while onnxruntime's MLAS uses AVX-512).
+    """
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    weight = rng.standard_normal((k, n), dtype=np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["m", k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", n])],
+        [numpy_helper.from_array(weight, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    session.run(None, {"x": x})
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        session.run(None, {"x": x})
+        times.append(time.perf_counter() - started)
+    return 2.0 * m * k * n / float(np.median(times)) / 1e9
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m bench.flops --threads N``: print :func:`measure_matmul` as JSON."""
     parser = argparse.ArgumentParser(prog="python -m bench.flops", description=__doc__.splitlines()[0])
@@ -184,6 +223,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         os.environ[name] = str(args.threads)
     result = measure_matmul(repeats=args.repeats)
     result["threads"] = args.threads
+    try:
+        result["onnxruntime_matmul_gflops"] = measure_onnxruntime_matmul(threads=args.threads, repeats=args.repeats)
+    except ImportError:  # pragma: no cover - onnx is part of the export extra
+        result["onnxruntime_matmul_gflops"] = None
     print(json.dumps(result))
     return 0
 

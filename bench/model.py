@@ -62,6 +62,15 @@ class BenchModel:
         """The exported model directory."""
         return self.root / "onnx"
 
+    @property
+    def span_dir(self) -> Path:
+        """The export made with span-sliced relative attention (``python -m bench build --span``)."""
+        return self.root / "onnx-span"
+
+    def span_ready(self) -> bool:
+        """Whether the span-sliced export finished."""
+        return (self.span_dir / "manifest.json").is_file()
+
     def hf_ready(self) -> bool:
         """Whether the Hugging Face directory is complete."""
         return (self.hf_dir / "config.json").is_file() and (self.hf_dir / "model.safetensors").is_file()
@@ -100,6 +109,7 @@ def build_bench_model(
     *,
     seed: int = 0,
     variants: Sequence[str] = ("optimized", "int8"),
+    span: bool = False,
     rebuild: bool = False,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> BenchModel:
@@ -112,6 +122,9 @@ def build_bench_model(
             gate is relaxed to argmax agreement 0 and |Δprob| 1.0 because a random
             model's logits sit near zero; its parity report is recorded but
             means nothing about quality.
+        span: also export ``onnx-span/`` with the project's export function under
+            :func:`export.fast_attention.span_sliced_attention` (plus its int8 variant),
+            to measure that proposed export change side by side.
         rebuild: delete and rebuild everything.
         log: progress sink (default: stderr).
 
@@ -156,4 +169,47 @@ def build_bench_model(
             ],
             log,
         )
+    if span:
+        _build_span(model, log)
     return model
+
+
+_SPAN_SCRIPT = """
+import sys, warnings
+warnings.simplefilter("ignore")
+from pathlib import Path
+import export.pipeline as pipeline
+from export.fast_attention import span_sliced_attention
+
+traced = pipeline.export_onnx
+
+
+def export_onnx_span(*args, **kwargs):
+    # Only the ONNX trace uses span-sliced attention; the parity gate's PyTorch
+    # reference runs the original transformers code.
+    with span_sliced_attention():
+        return traced(*args, **kwargs)
+
+
+pipeline.export_onnx = export_onnx_span
+report = pipeline.export_model(sys.argv[1], output=Path(sys.argv[2]))
+print("\\n".join(report.summary_lines()))
+"""
+
+
+def _build_span(model: BenchModel, log: Callable[[str], None]) -> None:
+    """Export ``onnx-span/`` (span-sliced attention) and its int8 variant, when missing."""
+    if not model.span_ready():
+        if model.span_dir.exists():
+            shutil.rmtree(model.span_dir)
+        log(f"exporting {model.hf_dir} -> {model.span_dir} with span-sliced attention")
+        _run([sys.executable, "-c", _SPAN_SCRIPT, str(model.hf_dir), str(model.span_dir)], log)
+    data = json.loads((model.span_dir / "manifest.json").read_text(encoding="utf-8"))
+    if "int8" not in data.get("variants", {}):
+        _run(
+            [
+                sys.executable, "-m", "export.variants", str(model.span_dir), "--variants", "int8",
+                "--int8-min-argmax-agreement", "0", "--int8-max-prob-diff", "1.0",
+            ],
+            log,
+        )

@@ -32,18 +32,25 @@ _LABELS = {
     "onnx": "OnnxScorer fp32",
     "onnx-optimized": "OnnxScorer optimized",
     "onnx-int8": "OnnxScorer int8",
+    "span": "span-sliced fp32 (proposed export)",
+    "span-int8": "span-sliced int8 (proposed export)",
 }
-_ORDER = ("torch", "onnx", "onnx-optimized", "onnx-int8")
+_ORDER = ("torch", "onnx", "onnx-optimized", "onnx-int8", "span", "span-int8")
 
 
 def _mib(value: Optional[float]) -> Optional[float]:
     return None if value is None else value / 2**20
 
 
-def _backend_figures(result: Mapping[str, Any], profile: Mapping[str, Any], ceiling: float) -> dict[str, Any]:
+def _backend_figures(
+    result: Mapping[str, Any], profile: Mapping[str, Any], ceiling: float, ort_ceiling: Optional[float] = None
+) -> dict[str, Any]:
     cold = result.get("cold_start", {})
+    key = result["backend"] if not result.get("variant") else f"onnx-{result['variant']}"
+    if str(result.get("variant", "")).startswith("span"):
+        key = str(result["variant"])
     figures: dict[str, Any] = {
-        "label": _LABELS.get(result["backend"] if not result.get("variant") else f"onnx-{result['variant']}", "?"),
+        "label": _LABELS.get(key, key),
         "import_seconds": cold.get("import_seconds"),
         "load_seconds": cold.get("load_seconds"),
         "first_pair_seconds": cold.get("first_pair_seconds"),
@@ -77,7 +84,13 @@ def _backend_figures(result: Mapping[str, Any], profile: Mapping[str, Any], ceil
         counters = throughput.get("counters", {})
         gflops = work["flops_minimal"] / seconds / 1e9
         run_seconds = counters.get("onnxruntime_run_seconds")
+        samples = throughput.get("numpy_gflops_samples") or []
+        concurrent = float(sorted(samples)[len(samples) // 2]) if samples else None
+        loads = throughput.get("load_1m") or []
         figures["c"] = {
+            "numpy_concurrent_gflops": concurrent,
+            "ceiling_fraction_concurrent": gflops / concurrent if concurrent else None,
+            "load_1m_mean": sum(loads) / len(loads) if loads else None,
             "seconds": seconds,
             "stage_seconds": throughput["stage_seconds"][0],
             "claims_per_s": work["claims"] / seconds,
@@ -86,6 +99,7 @@ def _backend_figures(result: Mapping[str, Any], profile: Mapping[str, Any], ceil
             "gflops": gflops,
             "gflops_implemented": work["flops_implemented"] / seconds / 1e9,
             "ceiling_fraction": gflops / ceiling,
+            "ort_matmul_fraction": gflops / ort_ceiling if ort_ceiling else None,
             "onnxruntime_run_gflops": (work["flops_minimal"] / (run_seconds / len(throughput["seconds"])) / 1e9)
             if run_seconds
             else None,
@@ -100,7 +114,12 @@ def compute_figures(run: Mapping[str, Any]) -> dict[str, Any]:
     """Figures per backend, ratios against the CrossEncoder, and the issue-6 targets."""
     ceiling = max(run["numpy_before"]["ceiling_gflops"], run.get("numpy_after", {}).get("ceiling_gflops", 0.0))
     profile = run["workloads"]
-    backends = {key: _backend_figures(value, profile, ceiling) for key, value in run["backends"].items()}
+    ort_samples = [
+        value for value in (run["numpy_before"].get("onnxruntime_matmul_gflops"),
+                            run.get("numpy_after", {}).get("onnxruntime_matmul_gflops")) if value
+    ]
+    ort_ceiling = max(ort_samples) if ort_samples else None
+    backends = {key: _backend_figures(value, profile, ceiling, ort_ceiling) for key, value in run["backends"].items()}
     ratios: dict[str, Any] = {}
     torch = backends.get("torch")
     if torch:
@@ -136,13 +155,15 @@ def compute_figures(run: Mapping[str, Any]) -> dict[str, Any]:
         None if fp32 is None else bool(fp32 >= TARGETS["float32_pairs_ratio_c"] and identical),
         f"decisions identical on {same.get('identical_decisions')}/{same.get('claims')} claims" if same else "",
     )
-    frac = backends.get("onnx", {}).get("c", {}).get("ceiling_fraction")
+    onnx_c = backends.get("onnx", {}).get("c", {})
+    frac = onnx_c.get("ceiling_fraction_concurrent") or onnx_c.get("ceiling_fraction")
     target(
         "float32 effective GFLOP/s vs numpy matmul on (c)",
         f">= {TARGETS['float32_ceiling_fraction']:.0%}",
         frac,
         None if frac is None else bool(frac >= TARGETS["float32_ceiling_fraction"]),
-        f"numpy ceiling {ceiling:.0f} GFLOP/s",
+        f"numpy sampled between chunks {_f(onnx_c.get('numpy_concurrent_gflops'), '.0f')} GFLOP/s; "
+        f"vs the separate {ceiling:.0f} GFLOP/s measurement: {_f(onnx_c.get('ceiling_fraction'), '.0%')}",
     )
     int8 = ratios.get("onnx-int8", {}).get("c_pairs_per_s")
     target(
@@ -167,7 +188,13 @@ def compute_figures(run: Mapping[str, Any]) -> dict[str, Any]:
         None if seconds is None else bool(seconds < TARGETS["import_seconds"] and not imported.get("torch_imported")),
         f"torch imported: {imported.get('torch_imported')}",
     )
-    return {"ceiling_gflops": ceiling, "backends": backends, "ratios": ratios, "targets": targets}
+    return {
+        "ceiling_gflops": ceiling,
+        "onnxruntime_matmul_gflops": ort_ceiling,
+        "backends": backends,
+        "ratios": ratios,
+        "targets": targets,
+    }
 
 
 def _f(value: Any, spec: str = ".2f", suffix: str = "") -> str:
@@ -220,7 +247,9 @@ def render_markdown(run: Mapping[str, Any]) -> str:
         f"- numpy float32 matmul ceiling: {figures['ceiling_gflops']:.0f} GFLOP/s "
         f"(before {run['numpy_before']['ceiling_gflops']:.0f}, after {run.get('numpy_after', {}).get('ceiling_gflops', 0):.0f}; "
         f"{blas.get('internal_api', '?')} {blas.get('version', '')} kernel {blas.get('architecture', '?')}, "
-        f"{blas.get('num_threads', '?')} threads)"
+        f"{blas.get('num_threads', '?')} threads); onnxruntime's own float32 MatMul (MLAS, same shape "
+        f"4096x768x3072, same threads): {_f(figures.get('onnxruntime_matmul_gflops'), '.0f')} GFLOP/s — a stricter ceiling "
+        "where numpy's BLAS does not use AVX-512"
     )
     add("")
     add("## Workloads (same pairs for every backend; digest " + run["workload_digest"][:16] + ")")
@@ -252,7 +281,11 @@ def render_markdown(run: Mapping[str, Any]) -> str:
             ("pairs/s", "pairs_per_s", ".1f"),
             ("real tokens/s", "tokens_per_s", ".0f"),
             ("effective GFLOP/s (minimal count)", "gflops", ".0f"),
-            ("  … as % of numpy matmul", "ceiling_fraction", ".0%"),
+            ("  … as % of numpy matmul (separate measurement)", "ceiling_fraction", ".0%"),
+            ("  … as % of numpy matmul sampled between chunks", "ceiling_fraction_concurrent", ".0%"),
+            ("numpy GFLOP/s sampled between chunks (median)", "numpy_concurrent_gflops", ".0f"),
+            ("  … as % of onnxruntime's own MatMul (AVX-512) rate", "ort_matmul_fraction", ".0%"),
+            ("load average during (c) (mean of samples)", "load_1m_mean", ".2f"),
             ("GFLOP/s (implemented count)", "gflops_implemented", ".0f"),
             ("GFLOP/s inside onnxruntime run()", "onnxruntime_run_gflops", ".0f"),
             ("share of time in onnxruntime run()", "onnxruntime_run_share", ".1%"),

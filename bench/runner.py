@@ -8,10 +8,14 @@ One run, one machine, same pairs, same threads:
    ``tokenizer.json`` for real-token counts and the analytic FLOPs (:mod:`bench.flops`);
 3. ``import verifier`` timed in fresh interpreters (and checked torch-free);
 4. numpy's float32 matmul rate in a subprocess with the same thread count (the ceiling);
-5. one worker process per backend, one after another: the ONNX engine
-   (float32, with the schedule measurements), the PyTorch CrossEncoder, the
-   ``int8`` and ``optimized`` variants (:mod:`bench.worker`);
-6. numpy's rate again (drift check), then figures, ratios and agreement of the
+5. cold start and peak RSS: one worker process per backend, one after another
+   (:mod:`bench.worker` ``--tasks rss``: import, load, first pair, one pass of
+   b and d);
+6. timing: one process holding every backend, taking turns on the same pairs
+   (:mod:`bench.interleave`: rotated order per repetition for a, b, d; ABBA
+   order over 50-claim chunks of c; staged vs eager on a, b), so load from
+   other users of the machine falls on both sides alike;
+7. numpy's rate again (drift check), then figures, ratios and agreement of the
    probabilities and decisions on workload (c).
 
 Results go to ``bench/results/<name>.json`` and ``bench/results/<name>.md``.
@@ -64,11 +68,13 @@ class CompareSettings:
     reps_c: int = 1
     reps_schedules: int = 5
     max_batch_tokens: int = 8192
+    chunk_claims: int = 50
     variants: tuple[str, ...] = ("int8", "optimized")
     variants_throughput: tuple[str, ...] = ("int8",)
     max_load: float = 1.5
     wait_seconds: float = 600.0
     skip_torch: bool = False
+    span: bool = False
     models_root: Optional[Path] = None
 
 
@@ -349,6 +355,49 @@ def _worker_args(
     return args
 
 
+def _run_interleave(
+    model: BenchModel,
+    settings: CompareSettings,
+    digest: str,
+    keys: Sequence[str],
+    out: Path,
+    probs_dir: Optional[Path],
+    log: Log,
+    *,
+    skip: str,
+) -> dict[str, Any]:
+    """Run :mod:`bench.interleave` over ``keys`` and return its JSON."""
+    args = [
+        "--onnx-dir", str(model.onnx_dir), "--hf-dir", str(model.hf_dir), "--backends", ",".join(keys),
+        "--out", str(out), "--threads", str(settings.threads), "--claims", str(settings.claims), "--digest", digest,
+        "--reps-a", str(settings.reps_a), "--reps-b", str(settings.reps_b), "--reps-d", str(settings.reps_d),
+        "--reps-schedules", str(settings.reps_schedules), "--max-batch-tokens", str(settings.max_batch_tokens),
+        "--chunk-claims", str(settings.chunk_claims),
+    ]
+    if model.span_ready():
+        args += ["--span-dir", str(model.span_dir)]
+    if settings.pair_share is not None:
+        args += ["--pair-share", str(settings.pair_share)]
+    if probs_dir is not None:
+        args += ["--probs-dir", str(probs_dir)]
+    if skip:
+        args += ["--skip", skip]
+    load_before = list(os.getloadavg())
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench.interleave", *args], cwd=REPO_ROOT, env=_env(settings.threads), text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    for line in completed.stdout.splitlines():
+        if "regex pattern" not in line and line.strip():
+            log("  " + line)
+    if completed.returncode != 0:
+        raise RuntimeError(f"bench.interleave failed with exit status {completed.returncode}")
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    result["load_before"] = load_before
+    result["load_after"] = list(os.getloadavg())
+    return result
+
+
 def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str, Any], Path, Path]:
     """The side-by-side run; returns the result dict and the JSON and markdown paths written."""
     from .report import compute_figures, render_markdown
@@ -357,7 +406,7 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     scratch = RESULTS_DIR / f".{settings.name}.work"
     scratch.mkdir(parents=True, exist_ok=True)
-    model = build_bench_model(settings.models_root, variants=settings.variants, log=log)
+    model = build_bench_model(settings.models_root, variants=settings.variants, span=settings.span, log=log)
     mix = mix_with_pair_share(settings.pair_share) if settings.pair_share is not None else None
     workloads = all_workloads(settings.claims, mix) if mix is not None else all_workloads(settings.claims)
     digest = workload_digest(workloads)
@@ -380,34 +429,47 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
     run["numpy_before"] = numpy_ceiling(settings.threads)
     log(f"  {run['numpy_before']['ceiling_gflops']:.0f} GFLOP/s")
 
+    keys = ["onnx"] + ([] if settings.skip_torch else ["torch"])
+    keys += [f"onnx-{v}" for v in settings.variants if v in model.variants()]
     backends: dict[str, Any] = {}
-    probs: dict[str, Path] = {}
-
-    def onnx(variant: Optional[str], tasks: str) -> None:
-        key = "onnx" if variant is None else f"onnx-{variant}"
-        log(f"worker {key} ({tasks}) ...")
-        path = scratch / f"{key}.npy" if "throughput" in tasks else None
+    for key in keys:
+        log(f"cold start and peak RSS: {key} in its own process ...")
+        backend = "torch" if key == "torch" else "onnx"
+        variant = None if key in ("torch", "onnx") else key.removeprefix("onnx-")
+        directory = model.hf_dir if key == "torch" else model.onnx_dir
         backends[key] = run_worker(
-            _worker_args("onnx", model.onnx_dir, scratch / f"{key}.json", settings, digest, tasks=tasks,
-                         variant=variant, probs=path),
+            _worker_args(backend, directory, scratch / f"{key}.json", settings, digest, tasks="rss", variant=variant),
             settings.threads, log,
         )
-        if path is not None:
-            probs[key] = path
-
-    onnx(None, "latency,throughput,schedules")
-    if not settings.skip_torch:
-        log("worker torch (CrossEncoder) ...")
-        path = scratch / "torch.npy"
-        backends["torch"] = run_worker(
-            _worker_args("torch", model.hf_dir, scratch / "torch.json", settings, digest,
-                         tasks="latency,throughput", probs=path),
-            settings.threads, log,
+    timed = [key for key in keys if key in ("onnx", "torch") or key.removeprefix("onnx-") in settings.variants_throughput]
+    if settings.span:
+        timed += ["span", "span-int8"]
+    latency_only = [key for key in keys if key not in timed]
+    log(f"interleaved timing, one process: {', '.join(timed)} ...")
+    probs_dir = scratch / "probs"
+    inter = _run_interleave(model, settings, digest, timed, scratch / "interleave.json", probs_dir, log, skip="")
+    if latency_only:
+        log(f"interleaved latency: {', '.join(['onnx', *latency_only])} ...")
+        extra = _run_interleave(
+            model, settings, digest, ["onnx", *latency_only], scratch / "interleave-latency.json", None, log,
+            skip="throughput,schedules",
         )
-        probs["torch"] = path
-    for variant in settings.variants:
-        if variant in model.variants():
-            onnx(variant, "latency,throughput" if variant in settings.variants_throughput else "latency")
+        for work, rows in extra["latency"].items():
+            for key in latency_only:
+                inter["latency"][work][key] = rows[key]
+            inter["latency"][work]["onnx (second pass)"] = rows["onnx"]
+    for key in inter["backends"]:
+        backends.setdefault(key, {"backend": "onnx", "variant": key})
+    for key, value in backends.items():
+        value["latency"] = {work: rows[key] for work, rows in inter["latency"].items() if key in rows}
+        if key in inter.get("throughput", {}).get("c", {}):
+            value["throughput"] = {"c": inter["throughput"]["c"][key]}
+    if "schedules" in inter:
+        backends["onnx"]["schedules"] = inter["schedules"]
+    run["interleave_second_pass_onnx"] = {
+        work: rows.get("onnx (second pass)") for work, rows in inter["latency"].items()
+    }
+    probs = {key: probs_dir / f"{key}.npy" for key in timed}
     log("numpy float32 matmul ceiling (again) ...")
     run["numpy_after"] = numpy_ceiling(settings.threads)
     run["backends"] = backends

@@ -18,6 +18,9 @@ Tasks (``--tasks``):
 * ``throughput`` -- workload c once (``--reps-c``): all singles in one call,
   then all needed pairs in one call (the many-claims driver's batching);
   probabilities saved to ``--probs``;
+* ``rss`` -- cold start, then one pass of b and d so the peak RSS covers real
+  work (what ``python -m bench compare`` runs per backend; the timings come from
+  :mod:`bench.interleave`);
 * ``schedules`` -- (onnx) the real :class:`verifier.ClaimVerifier` on a and b,
   ``staged`` vs ``eager``, over a scorer that runs the engine on every pair it
   is sent and answers with the workload's scripted probabilities;
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import resource
@@ -371,6 +375,8 @@ def _tune(args: argparse.Namespace, workloads: Mapping[str, Workload]) -> dict[s
     for tokens in (1024, 2048, 4096, 8192, 16384):
         settings.append({"max_batch_tokens": tokens})
     settings.append({"max_batch_tokens": 8192, "max_batch_size": 32})
+    for overhead in (0, 256, 4096):
+        settings.append({"max_batch_tokens": 8192, "batch_overhead_tokens": overhead})
     settings.append({"max_batch_tokens": 8192, "threads": 1})
     settings.append({"max_batch_tokens": 8192, "session_config": {"session.intra_op.allow_spinning": "0"}})
     for level in ("disable", "basic", "extended"):
@@ -381,6 +387,7 @@ def _tune(args: argparse.Namespace, workloads: Mapping[str, Workload]) -> dict[s
         if setting.get("variant") and setting["variant"] not in _manifest_variants(Path(args.model_dir)):
             continue
         started = time.perf_counter()
+        restore = _planner_overhead(setting.get("batch_overhead_tokens"))
         backend = _OnnxBackend(
             Path(args.model_dir),
             variant=setting.get("variant"),
@@ -408,8 +415,31 @@ def _tune(args: argparse.Namespace, workloads: Mapping[str, Workload]) -> dict[s
             }
         )
         print(f"tune {setting}: {total:.2f} s, b p50 {latency['p50'] * 1000:.0f} ms", file=sys.stderr, flush=True)
+        restore()
         del backend
+        gc.collect()  # the timed run() wrapper makes a reference cycle around each session
     return {"claims": len(subset.cases), "pairs": len(subset.pairs()), "rows": rows}
+
+
+def _planner_overhead(overhead: Optional[float]) -> Callable[[], None]:
+    """Make the engine's batch planner use ``overhead`` padded tokens per batch (None: unchanged).
+
+    Bench-only: ``OnnxScorer`` does not expose ``batch_overhead_tokens`` (its
+    default is :data:`verifier.engine.BATCH_OVERHEAD_TOKENS`). Returns the undo.
+    """
+    import functools
+
+    import verifier.engine as engine
+
+    if overhead is None:
+        return lambda: None
+    original = engine.plan_batches
+    engine.plan_batches = functools.partial(original, batch_overhead_tokens=float(overhead))  # type: ignore[assignment]
+
+    def restore() -> None:
+        engine.plan_batches = original  # type: ignore[assignment]
+
+    return restore
 
 
 def _manifest_variants(model_dir: Path) -> set[str]:
@@ -426,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, required=True, help="JSON result file")
     parser.add_argument("--probs", type=Path, default=None, help="where to save workload c probabilities (.npy)")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--tasks", default="latency,throughput", help="comma-separated: latency,throughput,schedules,tune")
+    parser.add_argument("--tasks", default="latency,throughput", help="comma-separated: latency,throughput,schedules,rss,tune")
     parser.add_argument("--claims", type=int, default=200, help="claims in workload c")
     parser.add_argument("--pair-share", type=float, default=None, help="share of c's claims needing pairs")
     parser.add_argument("--digest", default=None, help="expected workload digest (refuse to run on a mismatch)")
@@ -530,6 +560,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{backend.name} c: {result['throughput']['c']['seconds']} s", file=sys.stderr, flush=True)
     if "schedules" in tasks and isinstance(backend, _OnnxBackend):
         result["schedules"] = _schedules(backend, workloads, reps=args.reps_schedules)
+    if "rss" in tasks:
+        # One pass of (b) and (d) -- the widest batches -- so the peak RSS includes
+        # the activations of real work, not only the loaded weights.
+        probe = {}
+        for key in ("b", "d"):
+            total, _, _ = _time_stages(backend.score, workloads[key].cases[0].stages())
+            probe[f"{key}_seconds"] = total
+        result["rss_probe"] = probe
     result["rss"]["peak_bytes"] = _peak_rss()
     args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     return 0

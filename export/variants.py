@@ -57,6 +57,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -494,6 +495,7 @@ def build_variants(
         for result in built:
             temporary, final = next((tmp, dst) for tmp, dst in staged if dst.name == result.file)
             os.replace(temporary, final)
+            shutil.copymode(source, final)  # mkstemp made it 0600; match model.onnx
             files[result.file] = FileRecord(sha256=sha256_file(final), size=final.stat().st_size)
             variants[result.name] = VariantRecord(
                 file=result.file, description=options.describe(result.name), parity=result.parity

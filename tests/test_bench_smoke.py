@@ -177,3 +177,41 @@ class TestVariants:
         assert "int8 (model.int8.onnx" in out and "PASS" in out
         manifest = json.loads((variants_dir / "manifest.json").read_text(encoding="utf-8"))
         assert manifest["variants"]["int8"]["parity"]["max_prob_diff_gate"] == 0.9
+
+
+# --------------------------------------------------------------------------- span-sliced attention
+
+
+@pytest.mark.export
+class TestSpanSlicedAttention:
+    def test_same_logits_as_transformers_for_short_and_long_inputs(self, tiny_source_dir: Path) -> None:
+        """The patched relative-attention bias must reproduce transformers' logits exactly enough
+        (1e-5) below, at and beyond the position-bucket span (the tiny model has 64 buckets)."""
+        torch = pytest.importorskip("torch")
+        from transformers import AutoModelForSequenceClassification
+
+        from export.fast_attention import span_sliced_attention
+
+        model = AutoModelForSequenceClassification.from_pretrained(str(tiny_source_dir)).eval()
+        generator = torch.Generator().manual_seed(0)
+        vocab = model.config.vocab_size
+        for batch, length in ((3, 5), (2, 40), (2, 64), (2, 100), (1, 300)):
+            ids = torch.randint(5, vocab, (batch, length), generator=generator)
+            mask = torch.ones_like(ids)
+            mask[-1, length // 2 :] = 0
+            with torch.no_grad():
+                reference = model(input_ids=ids, attention_mask=mask).logits
+                with span_sliced_attention():
+                    patched = model(input_ids=ids, attention_mask=mask).logits
+            assert float((reference - patched).abs().max()) <= 1e-5, (batch, length)
+
+    def test_context_manager_restores_the_original(self) -> None:
+        pytest.importorskip("torch")
+        from transformers.models.deberta_v2 import modeling_deberta_v2 as deberta
+
+        from export.fast_attention import patched_bias, span_sliced_attention
+
+        original = deberta.DisentangledSelfAttention.disentangled_attention_bias
+        with span_sliced_attention():
+            assert deberta.DisentangledSelfAttention.disentangled_attention_bias is patched_bias
+        assert deberta.DisentangledSelfAttention.disentangled_attention_bias is original

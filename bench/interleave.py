@@ -1,0 +1,264 @@
+"""Interleaved side-by-side timing: every backend loaded in one process, taking turns.
+
+On a shared machine the load changes minute to minute; timing one backend
+after the other lets a burst of someone else's work land on one side only.
+Here all backends (CrossEncoder on PyTorch, OnnxScorer float32 and its
+variants) are loaded in one process and take turns on the same pairs:
+
+* latency workloads (a, b, d): repetition ``r`` runs every backend once on the
+  claim, in an order rotated by ``r``;
+* throughput workload (c): the 200 claims are cut into chunks of
+  ``--chunk-claims`` (default 50) claims; each chunk is one many-claims step
+  (its singles in one scorer call, then its needed pairs in one call) and
+  every backend runs it, in forward order on even chunks and reverse order on
+  odd ones (ABBA), so a slow minute is shared.
+
+Only one backend computes at a time, each with the same thread count. Cold
+start and peak RSS are *not* measured here (one process holds all models):
+``bench.worker --tasks rss`` measures them in a process per backend.
+
+Usage (normally started by ``python -m bench compare``)::
+
+    python -m bench.interleave --onnx-dir D --hf-dir H --backends torch,onnx,onnx-int8 --out r.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .worker import (
+    _Backend,
+    _OnnxBackend,
+    _pct,
+    _schedules,
+    _time_stages,
+    _TorchBackend,
+    workload_digest,
+)
+from .workloads import Pair, Workload, all_workloads, mix_with_pair_share
+
+__all__ = ["BACKEND_KEYS", "chunks", "main"]
+
+#: Backend keys: ``torch`` (CrossEncoder), ``onnx`` (float32 model.onnx), ``onnx-<variant>``;
+#: ``span`` / ``span-int8``: the same, exported with :func:`export.fast_attention.span_sliced_attention`.
+BACKEND_KEYS = ("torch", "onnx", "onnx-optimized", "onnx-int8", "span", "span-int8")
+
+
+def chunks(workload: Workload, claims_per_chunk: int) -> list[Workload]:
+    """``workload`` cut into consecutive chunks of ``claims_per_chunk`` claims."""
+    cases = workload.cases
+    return [
+        Workload(workload.key, f"{workload.title} [{start}:{start + claims_per_chunk}]", cases[start : start + claims_per_chunk])
+        for start in range(0, len(cases), claims_per_chunk)
+    ]
+
+
+def _load(key: str, args: argparse.Namespace) -> _Backend:
+    if key == "torch":
+        return _TorchBackend(Path(args.hf_dir), args.threads, args.torch_batch_size)
+    family, _, variant_name = key.partition("-")
+    variant = variant_name or None
+    directory = args.span_dir if family == "span" else args.onnx_dir
+    if directory is None:
+        raise SystemExit(f"backend {key} needs --span-dir")
+    return _OnnxBackend(
+        Path(directory),
+        variant=variant,
+        threads=args.threads,
+        max_batch_tokens=args.max_batch_tokens,
+        max_batch_size=args.max_batch_size,
+    )
+
+
+def _rotate(items: Sequence[str], by: int) -> list[str]:
+    shift = by % len(items)
+    return list(items[shift:]) + list(items[:shift])
+
+
+def _latency(backends: dict[str, _Backend], workload: Workload, reps: int, warmup: int) -> dict[str, Any]:
+    stages = workload.cases[0].stages()
+    keys = list(backends)
+    for key in keys:
+        for _ in range(warmup):
+            _time_stages(backends[key].score, stages)
+        backends[key].reset()
+    seconds: dict[str, list[float]] = {key: [] for key in keys}
+    loads: list[float] = []
+    outputs: dict[str, list[np.ndarray]] = {}
+    for rep in range(reps):
+        loads.append(os.getloadavg()[0])
+        for key in _rotate(keys, rep):
+            total, _, outputs[key] = _time_stages(backends[key].score, stages)
+            seconds[key].append(total)
+    return {
+        key: {
+            "reps": reps,
+            "warmup": warmup,
+            "seconds": seconds[key],
+            "p50": _pct(seconds[key], 50),
+            "p95": _pct(seconds[key], 95),
+            "mean": float(np.mean(seconds[key])),
+            "counters": backends[key].counters(),
+            "probabilities": np.concatenate(outputs[key], axis=0).tolist(),
+            "load_1m": loads,
+        }
+        for key in keys
+    }
+
+
+def _throughput(
+    backends: dict[str, _Backend], workload: Workload, claims_per_chunk: int, probs_dir: Optional[Path]
+) -> dict[str, Any]:
+    keys = list(backends)
+    for backend in backends.values():
+        backend.reset()
+    parts = chunks(workload, claims_per_chunk)
+    chunk_seconds: dict[str, list[float]] = {key: [] for key in keys}
+    stage_seconds: dict[str, list[float]] = {key: [0.0, 0.0] for key in keys}
+    probabilities: dict[str, dict[Pair, np.ndarray]] = {key: {} for key in keys}
+    loads: list[float] = []
+    ceiling: list[float] = []
+    for index, part in enumerate(parts):
+        loads.append(os.getloadavg()[0])
+        ceiling.append(_matmul_sample())
+        order = keys if index % 2 == 0 else list(reversed(keys))
+        stages = part.stages()
+        for key in order:
+            total, per_stage, outputs = _time_stages(backends[key].score, stages)
+            chunk_seconds[key].append(total)
+            for number, value in enumerate(per_stage):
+                stage_seconds[key][number] += value
+            for stage, output in zip(stages, outputs):
+                for pair, row in zip(stage, output):
+                    probabilities[key][pair] = row
+        print(
+            f"  chunk {index + 1}/{len(parts)}: "
+            + ", ".join(f"{key} {chunk_seconds[key][-1]:.1f} s" for key in keys)
+            + f" (load {loads[-1]:.2f}, numpy {ceiling[-1]:.0f} GFLOP/s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    result: dict[str, Any] = {}
+    order_pairs = workload.pairs()
+    for key in keys:
+        probs_file = None
+        if probs_dir is not None:
+            probs_file = probs_dir / f"{key}.npy"
+            np.save(probs_file, np.stack([probabilities[key][pair] for pair in order_pairs]))
+        seconds = float(sum(chunk_seconds[key]))
+        result[key] = {
+            "reps": 1,
+            "seconds": [seconds],
+            "stage_seconds": [stage_seconds[key]],
+            "chunk_seconds": chunk_seconds[key],
+            "median": seconds,
+            "counters": backends[key].counters(),
+            "probs_file": str(probs_file) if probs_file is not None else None,
+            "claims_per_chunk": claims_per_chunk,
+            "load_1m": loads,
+            "numpy_gflops_samples": ceiling,
+        }
+    return result
+
+
+_MATMUL: dict[str, np.ndarray] = {}
+
+
+def _matmul_sample(m: int = 4096, k: int = 768, n: int = 3072, repeats: int = 3) -> float:
+    """numpy float32 GFLOP/s right now (best of ``repeats``; FFN-shaped matmul), same threads.
+
+    Sampled before every chunk of (c) so the effective-GFLOP/s fraction can be
+    taken against the ceiling *at the same time*, whatever else the machine does.
+    """
+    if not _MATMUL:
+        rng = np.random.default_rng(0)
+        _MATMUL["a"] = rng.standard_normal((m, k), dtype=np.float32)
+        _MATMUL["b"] = rng.standard_normal((k, n), dtype=np.float32)
+        _MATMUL["out"] = np.empty((m, n), dtype=np.float32)
+        np.matmul(_MATMUL["a"], _MATMUL["b"], out=_MATMUL["out"])
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        np.matmul(_MATMUL["a"], _MATMUL["b"], out=_MATMUL["out"])
+        best = min(best, time.perf_counter() - started)
+    return 2.0 * m * k * n / best / 1e9
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The interleaved runner's argument parser."""
+    parser = argparse.ArgumentParser(prog="python -m bench.interleave", description=__doc__.splitlines()[0])
+    parser.add_argument("--onnx-dir", required=True)
+    parser.add_argument("--hf-dir", required=True)
+    parser.add_argument("--span-dir", default=None, help="export made with span-sliced attention (backends span*)")
+    parser.add_argument("--backends", default="torch,onnx", help=f"comma-separated, from {', '.join(BACKEND_KEYS)}")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--probs-dir", type=Path, default=None)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--claims", type=int, default=200)
+    parser.add_argument("--pair-share", type=float, default=None)
+    parser.add_argument("--digest", default=None)
+    parser.add_argument("--reps-a", type=int, default=20)
+    parser.add_argument("--reps-b", type=int, default=7)
+    parser.add_argument("--reps-d", type=int, default=3)
+    parser.add_argument("--reps-schedules", type=int, default=5)
+    parser.add_argument("--chunk-claims", type=int, default=50)
+    parser.add_argument("--max-batch-tokens", type=int, default=8192)
+    parser.add_argument("--max-batch-size", type=int, default=None)
+    parser.add_argument("--torch-batch-size", type=int, default=32)
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: latency,throughput,schedules")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Load every backend, run the interleaved measurements, write the JSON; 2 on a digest mismatch."""
+    args = build_parser().parse_args(argv)
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[name] = str(args.threads)
+    keys = [key.strip() for key in args.backends.split(",") if key.strip()]
+    unknown = [key for key in keys if key not in BACKEND_KEYS]
+    if unknown:
+        print(f"unknown backend(s) {unknown}; choose from {list(BACKEND_KEYS)}", file=sys.stderr)
+        return 2
+    skip = {part.strip() for part in args.skip.split(",") if part.strip()}
+    mix = mix_with_pair_share(args.pair_share) if args.pair_share is not None else None
+    workloads = all_workloads(args.claims, mix) if mix is not None else all_workloads(args.claims)
+    digest = workload_digest(workloads)
+    if args.digest is not None and digest != args.digest:
+        print(f"workload digest {digest} != expected {args.digest}", file=sys.stderr)
+        return 2
+    backends: dict[str, _Backend] = {}
+    for key in keys:
+        started = time.perf_counter()
+        backends[key] = _load(key, args)
+        print(f"  loaded {key} in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    result: dict[str, Any] = {"backends": keys, "digest": digest, "threads": args.threads, "latency": {}}
+    if "latency" not in skip:
+        for key, reps, warmup in (("a", args.reps_a, 2), ("b", args.reps_b, 1), ("d", args.reps_d, 1)):
+            result["latency"][key] = _latency(backends, workloads[key], reps, warmup)
+            print(
+                f"  ({key}) p50: "
+                + ", ".join(f"{k} {v['p50'] * 1000:.0f} ms" for k, v in result["latency"][key].items()),
+                file=sys.stderr,
+                flush=True,
+            )
+    if "throughput" not in skip:
+        if args.probs_dir is not None:
+            args.probs_dir.mkdir(parents=True, exist_ok=True)
+        result["throughput"] = {"c": _throughput(backends, workloads["c"], args.chunk_claims, args.probs_dir)}
+    onnx = backends.get("onnx")
+    if "schedules" not in skip and isinstance(onnx, _OnnxBackend):
+        result["schedules"] = _schedules(onnx, workloads, reps=args.reps_schedules)
+    args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
