@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--reps-b", type=int, default=7)
     compare.add_argument("--reps-d", type=int, default=3)
     compare.add_argument("--reps-c", type=int, default=1, help="passes over (c) per backend (default 1)")
+    compare.add_argument(
+        "--chunk-claims", type=int, default=50,
+        help="claims per interleaved chunk of (c) (default 50: four chunks, ABBA order)",
+    )
     compare.add_argument("--no-torch", action="store_true", help="skip the CrossEncoder (no ratios)")
     compare.add_argument("--no-variants", action="store_true", help="skip the int8 / optimized variants")
     compare.add_argument(
@@ -101,6 +105,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "reps_d": 1 if quick else args.reps_d,
                 "reps_c": args.reps_c,
                 "reps_schedules": 2 if quick else 5,
+                "chunk_claims": 5 if quick else args.chunk_claims,
                 "skip_torch": args.no_torch,
                 "span": args.span,
                 "variants": () if args.no_variants else ("int8", "optimized"),

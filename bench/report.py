@@ -129,6 +129,14 @@ def compute_figures(run: Mapping[str, Any]) -> dict[str, Any]:
             row: dict[str, Any] = {}
             if "c" in figures and "c" in torch:
                 row["c_pairs_per_s"] = figures["c"]["pairs_per_s"] / torch["c"]["pairs_per_s"]
+                mine = run["backends"][key].get("throughput", {}).get("c", {}).get("chunk_seconds") or []
+                theirs = run["backends"]["torch"].get("throughput", {}).get("c", {}).get("chunk_seconds") or []
+                if mine and len(mine) == len(theirs):
+                    per_chunk = sorted(t / m for t, m in zip(theirs, mine))
+                    middle = len(per_chunk) // 2
+                    median = per_chunk[middle] if len(per_chunk) % 2 else (per_chunk[middle - 1] + per_chunk[middle]) / 2
+                    row["c_chunk_ratios"] = per_chunk
+                    row["c_chunk_ratio_median"] = median
             for work in ("a", "b", "d"):
                 if work in figures["latency"] and work in torch["latency"]:
                     row[f"{work}_p50_speedup"] = torch["latency"][work]["p50_ms"] / figures["latency"][work]["p50_ms"]
@@ -297,6 +305,17 @@ def render_markdown(run: Mapping[str, Any]) -> str:
         if figures["ratios"]:
             add("| **pairs/s ÷ CrossEncoder** | " + " | ".join(
                 "1.00x" if k == "torch" else _f(figures["ratios"].get(k, {}).get("c_pairs_per_s"), ".2f", "x") for k in shown
+            ) + " |")
+            add("| per-chunk ratios (min · median · max) | " + " | ".join(
+                "–" if k == "torch" or not figures["ratios"].get(k, {}).get("c_chunk_ratios") else
+                " · ".join(
+                    _f(v, ".2f", "x") for v in (
+                        figures["ratios"][k]["c_chunk_ratios"][0],
+                        figures["ratios"][k]["c_chunk_ratio_median"],
+                        figures["ratios"][k]["c_chunk_ratios"][-1],
+                    )
+                )
+                for k in shown
             ) + " |")
         add("")
     add("## Latency per claim (staged scorer calls), p50 / p95")
