@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="parity gate: max |logit difference| between PyTorch and onnxruntime (default: 1e-4)",
     )
+    from .variants import add_variant_arguments  # argparse + numpy only; torch stays lazy
+
+    add_variant_arguments(parser)
     return parser
 
 
@@ -164,6 +167,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     for line in report.summary_lines():
         print(line)
+    if args.variants:
+        from .variants import build_variants, variant_settings
+
+        gates, options = variant_settings(args)
+        try:
+            variants = build_variants(
+                report.output_dir, args.variants, gates=gates, options=options, overwrite=args.overwrite_variants
+            )
+        except ParityError as exc:
+            if exc.report:
+                print(exc.report, file=sys.stderr)
+            print(f"export: error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except ExportError as exc:
+            print(f"export: error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        for line in variants.summary_lines():
+            print(line)
     return 0
 
 

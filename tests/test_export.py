@@ -175,6 +175,14 @@ def test_smoke_export_is_labelled_random(tmp_path: Path, capsys: pytest.CaptureF
     again = capsys.readouterr().out
     assert again.startswith("RANDOM WEIGHTS") and "nothing to do" in again
 
+    # --variants builds gated extra ONNX files into the verified directory (loose int8 gate: random weights)
+    loose = ["--int8-max-prob-diff", "1", "--int8-max-logit-diff", "1000", "--int8-min-argmax-agreement", "0"]
+    assert main(["--smoke", "--output", str(target), "--variants", "optimized", "int8", *loose]) == 0
+    capsys.readouterr()
+    with_variants = verify_export_dir(target)
+    assert sorted(with_variants.variants) == ["int8", "optimized"]
+    assert {record.file for record in with_variants.variants.values()} <= set(with_variants.files)
+
 
 # ---------------------------------------------------------------- tokenization
 
