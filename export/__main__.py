@@ -135,7 +135,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error("--smoke takes no --revision or --max-length")
     _quiet_third_party()
 
-    from .errors import ExportError, ParityError
+    from .errors import ExportError, report_error
     from .parity import DEFAULT_ATOL
     from .pipeline import export_model, export_smoke
 
@@ -154,14 +154,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 max_length=args.max_length,
                 atol=atol,
             )
-    except ParityError as exc:
-        if exc.report:
-            print(exc.report, file=sys.stderr)
-        print(f"export: error: {exc}", file=sys.stderr)
-        return exc.exit_code
     except ExportError as exc:
-        print(f"export: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return report_error(exc, "export")
     except ImportError as exc:
         print(f"export: error: {exc} (install the 'export' extra)", file=sys.stderr)
         return 1
@@ -175,14 +169,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             variants = build_variants(
                 report.output_dir, args.variants, gates=gates, options=options, overwrite=args.overwrite_variants
             )
-        except ParityError as exc:
-            if exc.report:
-                print(exc.report, file=sys.stderr)
-            print(f"export: error: {exc}", file=sys.stderr)
-            return exc.exit_code
         except ExportError as exc:
-            print(f"export: error: {exc}", file=sys.stderr)
-            return exc.exit_code
+            return report_error(exc, "export")
         for line in variants.summary_lines():
             print(line)
     return 0

@@ -15,7 +15,7 @@ CLI prints it as ``export: error: <message>`` and exits with ``exit_code``.
 
 from __future__ import annotations
 
-__all__ = ["ExportError", "ParityError", "ManifestError", "LabelError"]
+__all__ = ["ExportError", "ParityError", "ManifestError", "LabelError", "report_error"]
 
 
 class ExportError(RuntimeError):
@@ -52,3 +52,13 @@ class LabelError(ExportError):
     """The model's ``id2label`` is not exactly {contradiction, entailment, neutral}."""
 
     exit_code = 5
+
+
+def report_error(exc: ExportError, prog: str) -> int:
+    """Print ``exc`` as the CLI does (a parity table first, then one ``<prog>: error:`` line); return its exit code."""
+    import sys
+
+    if isinstance(exc, ParityError) and exc.report:
+        print(exc.report, file=sys.stderr)
+    print(f"{prog}: error: {exc}", file=sys.stderr)
+    return exc.exit_code

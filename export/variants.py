@@ -70,7 +70,7 @@ import numpy as np
 from verifier.manifest import FileRecord, Manifest, ParityReport, VariantRecord, sha256_file, verify_files
 from verifier.tokenization import encode_pairs, load_tokenizer, pad_encodings
 
-from .errors import ExportError, ManifestError, ParityError
+from .errors import ExportError, ManifestError, ParityError, report_error
 from .manifest import verify_export_dir, write_manifest
 
 __all__ = [
@@ -597,14 +597,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             args.model_dir, args.variants or VARIANT_NAMES, gates=gates, options=options,
             overwrite=args.overwrite_variants,
         )
-    except ParityError as exc:
-        if exc.report:
-            print(exc.report, file=sys.stderr)
-        print(f"export.variants: error: {exc}", file=sys.stderr)
-        return exc.exit_code
     except ExportError as exc:
-        print(f"export.variants: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return report_error(exc, "export.variants")
     for line in report.summary_lines():
         print(line)
     return 0
