@@ -162,17 +162,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for line in report.summary_lines():
         print(line)
     if args.variants:
-        from .variants import build_variants, variant_settings
+        from .variants import run_from_args
 
-        gates, options = variant_settings(args)
-        try:
-            variants = build_variants(
-                report.output_dir, args.variants, gates=gates, options=options, overwrite=args.overwrite_variants
-            )
-        except ExportError as exc:
-            return report_error(exc, "export")
-        for line in variants.summary_lines():
-            print(line)
+        return run_from_args(report.output_dir, args.variants, args, "export")
     return 0
 
 

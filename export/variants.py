@@ -588,21 +588,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run ``python -m export.variants``; return the exit status (0, or the error's ``exit_code``)."""
-    args = build_parser().parse_args(argv)
+def run_from_args(model_dir: Path, names: Sequence[str], args: argparse.Namespace, prog: str) -> int:
+    """Build ``names`` into ``model_dir`` with the flags of :func:`add_variant_arguments`; print the
+    summary, or one ``<prog>: error:`` line; return the exit status (shared by both CLIs)."""
     gates, options = variant_settings(args)
     try:
-        report = build_variants(
-            args.model_dir, args.variants or VARIANT_NAMES, gates=gates, options=options,
-            overwrite=args.overwrite_variants,
-        )
+        report = build_variants(model_dir, names, gates=gates, options=options, overwrite=args.overwrite_variants)
     except ExportError as exc:
-        return report_error(exc, "export.variants")
+        return report_error(exc, prog)
     for line in report.summary_lines():
         print(line)
     return 0
 
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``python -m export.variants``; return the exit status (0, or the error's ``exit_code``)."""
+    args = build_parser().parse_args(argv)
+    return run_from_args(args.model_dir, args.variants or VARIANT_NAMES, args, "export.variants")
 
 if __name__ == "__main__":
     sys.exit(main())
