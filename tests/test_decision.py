@@ -204,7 +204,7 @@ def test_engine_is_never_built_without_a_model_call(tmp_path) -> None:  # type: 
     verifier = ClaimVerifier(runtime=RuntimeOptions(model_dir=tmp_path / "missing"))
     result = verifier.verify_sync("All four concerns are known.", [], requires_complete_set=True)
     assert result.status is ClaimVerificationStatus.INCOMPLETE
-    assert verifier._scorer is None
+    assert not verifier.has_scorer
 
 
 def test_model_only_policies() -> None:

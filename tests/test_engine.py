@@ -12,7 +12,6 @@ tamper tests). The PyTorch reference is the exporter's ``golden.json``
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import random
 import re
@@ -34,10 +33,10 @@ from verifier.engine import (
     OUTPUT_LABELS,
     OnnxScorer,
     ScorerStats,
-    _read_golden,
     plan_batches,
     stable_softmax,
 )
+from verifier.golden import read_golden
 from verifier.manifest import MANIFEST_NAME, read_manifest, sha256_file
 from verifier.options import MODEL_DIR_ENV, RuntimeOptions
 from verifier.tokenization import encode_pairs, load_tokenizer
@@ -218,15 +217,13 @@ class TestPlanBatches:
         """The docstring examples of the pure helpers are executable."""
         import doctest
 
-        import verifier.engine as engine
+        import verifier.batching
+        import verifier.golden
+        import verifier.validation
 
-        for function in (engine.plan_batches, engine.stable_softmax):
-            finder = doctest.DocTestFinder()
-            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-            for test in finder.find(function, globs={"np": np, **vars(engine)}):
-                runner.run(test)
-            assert runner.summarize(verbose=False).failed == 0
-            assert runner.summarize(verbose=False).attempted >= 1
+        for module in (verifier.batching, verifier.golden, verifier.validation):
+            result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+            assert result.failed == 0 and result.attempted >= 1, module.__name__
 
 
 # --------------------------------------------------------------------------- no model needed
@@ -333,9 +330,9 @@ def any_scorer(request: pytest.FixtureRequest) -> OnnxScorer:
 
 class TestTorchParity:
     def test_probabilities_equal_golden_pytorch_reference(self, any_scorer: OnnxScorer) -> None:
-        golden = _read_golden(any_scorer.model_dir / GOLDEN_NAME)
-        probs = any_scorer.score(list(golden.pairs))
-        reference = _expected_probs(golden.logits, golden.labels)
+        golden = read_golden(any_scorer.model_dir / GOLDEN_NAME)
+        probs = any_scorer.score(golden.pairs)
+        reference = _expected_probs(golden.logits(), golden.labels)
         assert probs.shape == (len(golden.pairs), 3)
         np.testing.assert_allclose(probs, reference, rtol=0, atol=TORCH_PROB_ATOL)
         # the golden set is not degenerate: the reference argmax varies
@@ -506,16 +503,19 @@ print(json.dumps({{"lazy": lazy, "heavy": heavy, "shape": list(probs.shape),
 # --------------------------------------------------------------------------- concurrency
 
 
-class _CountingScorer(OnnxScorer):
-    """Counts how often the heavy loader runs."""
+class _CountingFactory:
+    """A session factory that counts how often a session is created (once per model load)."""
 
-    loads = 0
-    _count_lock = threading.Lock()
+    def __init__(self) -> None:
+        self.loads = 0
+        self._lock = threading.Lock()
 
-    def _load(self) -> Any:
-        with self._count_lock:
-            type(self).loads += 1
-        return super()._load()
+    def __call__(self, model: Any, options: Any, *, providers: Any) -> Any:
+        from verifier.session import create_session
+
+        with self._lock:
+            self.loads += 1
+        return create_session(model, options, providers=providers)
 
 
 class TestConcurrency:
@@ -524,8 +524,8 @@ class TestConcurrency:
         serial = OnnxScorer(tiny_model_dir, max_batch_tokens=1024)
         expected = [serial.score(pairs) for pairs in work]
 
-        _CountingScorer.loads = 0
-        shared = _CountingScorer(tiny_model_dir, max_batch_tokens=1024)  # not loaded yet: threads race to load
+        factory = _CountingFactory()
+        shared = OnnxScorer(tiny_model_dir, max_batch_tokens=1024, session_factory=factory)  # threads race to load
         barrier = threading.Barrier(8)
 
         def run(pairs: list[tuple[str, str]]) -> np.ndarray:
@@ -534,7 +534,7 @@ class TestConcurrency:
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             results = list(pool.map(run, work))
-        assert _CountingScorer.loads == 1
+        assert factory.loads == 1
         for got, want in zip(results, expected):
             np.testing.assert_array_equal(got, want)
         assert shared.stats.calls == 8 and shared.stats.pairs == 8 * 25
@@ -544,14 +544,14 @@ class TestConcurrency:
         serial = OnnxScorer(tiny_model_dir)
         expected = [serial.score(pairs) for pairs in work]
 
-        _CountingScorer.loads = 0
-        shared = _CountingScorer(tiny_model_dir)
+        factory = _CountingFactory()
+        shared = OnnxScorer(tiny_model_dir, session_factory=factory)
 
         async def main() -> list[np.ndarray]:
             return list(await asyncio.gather(*(asyncio.to_thread(shared.score, pairs) for pairs in work)))
 
         results = asyncio.run(main())
-        assert _CountingScorer.loads == 1
+        assert factory.loads == 1
         for got, want in zip(results, expected):
             np.testing.assert_array_equal(got, want)
         assert shared.stats.calls == 32
@@ -713,7 +713,7 @@ class TestVariants:
         pairs = _mixed_pairs(12, seed=8)
         variant = OnnxScorer(tiny_model_copy, variant="copy", verify_golden=True)
         np.testing.assert_array_equal(variant.score(pairs), OnnxScorer(tiny_model_copy).score(pairs))
-        assert variant._ensure_loaded().model_file == "model.copy.onnx"
+        assert variant.model_file == "model.copy.onnx"
 
     def test_variant_gate_is_its_own(self, tiny_model_copy: Path) -> None:
         """A variant gated on probabilities only is not held to the float model's logit atol."""
@@ -748,8 +748,20 @@ def _shift_first_golden_logit(data: dict[str, Any], delta: float) -> None:
 
 
 class _StubSession:
+    """Wraps the real session (inputs, outputs, providers) but answers ``run`` itself."""
+
     def __init__(self, result: Any = None, error: Optional[Exception] = None) -> None:
         self.result, self.error = result, error
+        self.real: Any = None
+
+    def __call__(self, model: Any, options: Any, *, providers: Any) -> "_StubSession":
+        from verifier.session import create_session
+
+        self.real = create_session(model, options, providers=providers)
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
 
     def run(self, output_names: Any, feed: dict[str, np.ndarray]) -> list[Any]:
         if self.error is not None:
@@ -758,10 +770,8 @@ class _StubSession:
         return [self.result(rows) if callable(self.result) else self.result]
 
 
-def _with_session(scorer: OnnxScorer, session: _StubSession) -> OnnxScorer:
-    loaded = scorer._ensure_loaded()
-    scorer._loaded = dataclasses.replace(loaded, session=session)
-    return scorer
+def _with_session(model_dir: Path, session: _StubSession) -> OnnxScorer:
+    return OnnxScorer(model_dir, session_factory=session)
 
 
 class TestMalformedOutputs:
@@ -771,19 +781,19 @@ class TestMalformedOutputs:
             out[0, 1] = np.nan
             return out
 
-        scorer = _with_session(OnnxScorer(tiny_model_dir), _StubSession(nan_in_first_row))
+        scorer = _with_session(tiny_model_dir, _StubSession(nan_in_first_row))
         pairs = [("the cat sat", "h"), ("the cat sat", "a")]  # same length: one batch
         with pytest.raises(ClaimVerificationError, match=re.escape("non-finite logits in batch 1/1 (pair indices [0, 1]) for pairs [0]")):
             scorer.score(pairs)
 
     def test_wrong_shape(self, tiny_model_dir: Path) -> None:
-        scorer = _with_session(OnnxScorer(tiny_model_dir), _StubSession(lambda rows: np.zeros((rows, 2), np.float32)))
+        scorer = _with_session(tiny_model_dir, _StubSession(lambda rows: np.zeros((rows, 2), np.float32)))
         with pytest.raises(ClaimVerificationError, match=re.escape("logits of shape (1, 2) for batch 1/1 (pair indices [0]); expected (1, 3)")):
             scorer.score([("p", "h")])
 
     def test_onnxruntime_error_is_chained(self, tiny_model_dir: Path) -> None:
         cause = RuntimeError("boom")
-        scorer = _with_session(OnnxScorer(tiny_model_dir), _StubSession(error=cause))
+        scorer = _with_session(tiny_model_dir, _StubSession(error=cause))
         with pytest.raises(ClaimVerificationError, match=re.escape("onnxruntime failed on batch 1/1 (pair indices [0]): boom")) as caught:
             scorer.score([("p", "h")])
         assert caught.value.__cause__ is cause

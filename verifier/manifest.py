@@ -1,4 +1,4 @@
-"""The ``manifest.json`` of an exported model directory (DESIGN.md, "The exported model directory").
+"""The ``manifest.json`` of an exported model directory (format: docs/model-directory.md).
 
 Written by ``python -m export`` only after the golden parity gate passed;
 read and enforced by :mod:`verifier.engine`. A directory without a valid
@@ -20,6 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "MANIFEST_NAME",
     "MANIFEST_FORMAT_VERSION",
+    "CONFIG_NAME",
+    "TOKENIZER_NAME",
+    "RANDOM_WEIGHTS_CONFIG_KEY",
+    "REQUIRED_FILES",
     "NLI_LABELS",
     "FileRecord",
     "ParityReport",
@@ -32,6 +36,15 @@ __all__ = [
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT_VERSION: Literal[1] = 1
+#: The Hugging Face config of the exported model (its ``id2label`` is the label order).
+CONFIG_NAME = "config.json"
+#: The runtime tokenizer (Hugging Face ``tokenizers`` format).
+TOKENIZER_NAME = "tokenizer.json"
+#: ``config.json`` key the seeded test-model builders set (``export/testmodels.py``): its
+#: presence marks a random-weights model, whatever the manifest says.
+RANDOM_WEIGHTS_CONFIG_KEY = "claim_verifier_random_weights"
+#: Files every export directory has and its manifest records (docs/model-directory.md).
+REQUIRED_FILES: tuple[str, ...] = ("model.onnx", TOKENIZER_NAME, CONFIG_NAME, "golden.json")
 #: The exact label set a three-label NLI cross-encoder must have (any index order).
 NLI_LABELS = frozenset({"contradiction", "entailment", "neutral"})
 

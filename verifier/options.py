@@ -1,6 +1,6 @@
 """Runtime settings: how the model runs, never what it decides.
 
-Nothing here enters an audit digest (SPEC §1): the same claim, evidence,
+Nothing here enters an audit digest (docs/audit.md): the same claim, evidence,
 decision configuration and scores give the same result whatever the model
 directory, threads, execution providers or schedule.
 """
@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .batching import BATCH_OVERHEAD_TOKENS
 
 __all__ = ["RuntimeOptions", "Schedule", "default_model_dir", "MODEL_DIR_ENV"]
 
@@ -42,8 +44,12 @@ class RuntimeOptions(BaseModel):
         inter_op_num_threads: onnxruntime inter-op threads.
         graph_optimization_level: onnxruntime graph optimisation level at session creation.
         max_batch_tokens: token budget of one padded batch (batch rows x padded length).
+        batch_overhead_tokens: cost of one onnxruntime run in padded-token units, used
+            by the batch planner (:data:`verifier.batching.BATCH_OVERHEAD_TOKENS`).
+        session_config_entries: onnxruntime session config entries set at load,
+            e.g. ``{"session.intra_op.allow_spinning": "0"}``.
         verify_golden: re-score ``golden.json`` at load and refuse a disagreeing model.
-        schedule: ``"staged"`` scores exactly what SPEC §3 needs when it needs it;
+        schedule: ``"staged"`` scores exactly what the procedure (docs/decision.md §3) needs when it needs it;
             ``"eager"`` scores singles and every candidate combination in one padded
             pass when that is possible. Both give identical results.
     """
@@ -57,6 +63,8 @@ class RuntimeOptions(BaseModel):
     inter_op_num_threads: Optional[Annotated[int, Field(ge=1, le=1024)]] = None
     graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
     max_batch_tokens: Annotated[int, Field(ge=64, le=1 << 22)] = 8192
+    batch_overhead_tokens: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = BATCH_OVERHEAD_TOKENS
+    session_config_entries: Optional[dict[str, str]] = None
     verify_golden: bool = False
     schedule: Schedule = "staged"
 

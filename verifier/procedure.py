@@ -1,0 +1,397 @@
+"""The staged decision procedure (docs/decision.md §3) and the drivers that feed it scores.
+
+The procedure is written once, as a generator (:meth:`Verification.run`) that
+*yields* the premises it needs scored against the claim and receives their
+(n, 3) probabilities back; it returns the finished
+:class:`~verifier.types.ClaimVerification`. :class:`Running` drives one
+generator (with the eager schedule's cache of premises scored ahead of need),
+and :class:`Round` is one scorer call's worth of work over many running
+procedures. :class:`verifier.decision.ClaimVerifier` decides how rounds are
+scored (sync, async, many claims at once), never what is decided.
+
+This module never imports onnxruntime and never calls a scorer itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Generator, Optional, Sequence
+from uuid import UUID
+
+import numpy as np
+
+from . import audit
+from .guards import PassageView, Provenance, entailment_guard, exact_negation, join_premise, localize, refutation_guard
+from .types import (
+    SCHEMA_VERSION,
+    ClaimEvidence,
+    ClaimVerification,
+    ClaimVerificationConfig,
+    ClaimVerificationStatus,
+    EvidenceGroupScore,
+    LocalizedEvidenceAssessment,
+)
+
+__all__ = ["Procedure", "Verification", "Running", "Round"]
+
+ENTAILMENT_LIMITATION = "uncorroborated_model_entailment"
+CONTRADICTION_LIMITATION = "uncorroborated_model_contradiction"
+COMPLETE_SET_LIMITATION = "complete_set_requires_structured_aggregation"
+
+#: A procedure yields premises (the hypothesis is always the claim) and receives
+#: their (n, 3) probabilities; it returns the finished result.
+Procedure = Generator[list[str], np.ndarray, ClaimVerification]
+
+# --------------------------------------------------------------------------- the procedure
+
+
+@dataclass(frozen=True)
+class _Support:
+    group: tuple[int, ...]
+    probability: float
+    localized: bool
+
+
+@dataclass(frozen=True)
+class _Refutation:
+    group: tuple[int, ...]
+    probability: float
+    explicit: bool
+
+
+@dataclass
+class _Stage:
+    """Decisions over one set of scored groups (singles, or one combination size)."""
+
+    supports: list[_Support] = field(default_factory=list)
+    refutations: list[_Refutation] = field(default_factory=list)
+    assessments: list[LocalizedEvidenceAssessment] = field(default_factory=list)
+    entailment_limited: bool = False
+    contradiction_limited: bool = False
+
+    @property
+    def decided(self) -> bool:
+        return bool(self.supports or self.refutations)
+
+
+def _probabilities(row: np.ndarray) -> tuple[float, float, float]:
+    return float(row[0]), float(row[1]), float(row[2])
+
+
+class Verification:
+    """State shared by the steps of one verification."""
+
+    def __init__(self, claim: str, evidence: tuple[ClaimEvidence, ...], config: ClaimVerificationConfig) -> None:
+        self.claim = claim
+        self.evidence = evidence
+        self.config = config
+        self.views = tuple(
+            PassageView(item.text, Provenance(item.epistemic_type, item.lifecycle_state)) for item in evidence
+        )
+
+    def premise(self, group: tuple[int, ...]) -> str:
+        return join_premise([self.evidence[index].text for index in group])
+
+    def group_score(self, group: tuple[int, ...], row: np.ndarray) -> EvidenceGroupScore:
+        entailment, contradiction, neutral = _probabilities(row)
+        return EvidenceGroupScore(
+            references=tuple(self.evidence[index].reference for index in group),
+            memory_ids=tuple(self.evidence[index].memory_id for index in group),
+            entailment=entailment,
+            contradiction=contradiction,
+            neutral=neutral,
+        )
+
+    def classify(self, groups: Sequence[tuple[int, ...]], scores: np.ndarray) -> Generator[list[str], np.ndarray, _Stage]:
+        """SPEC §3 steps 4–5 over one set of scored groups; yields once for rechecks."""
+        config = self.config
+        stage = _Stage()
+        # Step 4: support.
+        blocked: list[tuple[int, tuple[int, ...]]] = []
+        for position, group in enumerate(groups):
+            if scores[position, 0] < config.entailment_threshold:
+                continue
+            passages = [self.views[index] for index in group]
+            if config.entailment_policy == "model_only" or entailment_guard(self.claim, passages):
+                stage.supports.append(_Support(group, float(scores[position, 0]), localized=False))
+            else:
+                blocked.append((position, group))
+        if blocked:
+            localized = [localize(self.claim, [self.views[index] for index in group]) for _, group in blocked]
+            recheck_premises = [item.premise for item in localized if item.premise is not None]
+            recheck_scores: Optional[np.ndarray] = None
+            if recheck_premises:
+                recheck_scores = yield recheck_premises
+            cursor = 0
+            for (_, group), item in zip(blocked, localized):
+                references = tuple(self.evidence[index].reference for index in group)
+                memory_ids = tuple(self.evidence[index].memory_id for index in group)
+                if item.premise is None:
+                    stage.assessments.append(
+                        LocalizedEvidenceAssessment(
+                            references=references,
+                            memory_ids=memory_ids,
+                            included_segment_numbers=item.included_segment_numbers,
+                            premise_sha256=None,
+                            model_called=False,
+                        )
+                    )
+                    stage.entailment_limited = True
+                    continue
+                assert recheck_scores is not None
+                entailment, contradiction, neutral = _probabilities(recheck_scores[cursor])
+                cursor += 1
+                stage.assessments.append(
+                    LocalizedEvidenceAssessment(
+                        references=references,
+                        memory_ids=memory_ids,
+                        included_segment_numbers=item.included_segment_numbers,
+                        premise_sha256=audit.sha256_hex(item.premise),
+                        model_called=True,
+                        entailment=entailment,
+                        contradiction=contradiction,
+                        neutral=neutral,
+                    )
+                )
+                if entailment >= config.entailment_threshold:
+                    stage.supports.append(_Support(group, entailment, localized=True))
+                else:
+                    stage.entailment_limited = True
+        # Step 5: refutation.
+        for position, group in enumerate(groups):
+            passages = [self.views[index] for index in group]
+            contradiction = float(scores[position, 1])
+            refutes_through_model = False
+            if contradiction >= config.contradiction_threshold:
+                if config.refutation_policy == "model_only" or refutation_guard(self.claim, passages):
+                    refutes_through_model = True
+                else:
+                    stage.contradiction_limited = True
+            if refutes_through_model:
+                stage.refutations.append(_Refutation(group, contradiction, explicit=False))
+            elif exact_negation(self.claim, passages):
+                stage.refutations.append(_Refutation(group, contradiction, explicit=True))
+        return stage
+
+    def run(self, requires_complete_set: bool) -> Procedure:
+        """The whole staged procedure of SPEC §3."""
+        config = self.config
+        if requires_complete_set:
+            return self.result(ClaimVerificationStatus.INCOMPLETE, limitations=(COMPLETE_SET_LIMITATION,))
+        if not self.evidence:
+            return self.result(ClaimVerificationStatus.INSUFFICIENT)
+
+        singles = [(index,) for index in range(len(self.evidence))]
+        single_scores = yield [self.premise(group) for group in singles]
+        group_scores = [self.group_score(group, row) for group, row in zip(singles, single_scores)]
+        stages = [(yield from self.classify(singles, single_scores))]
+
+        if not stages[0].decided and config.max_group_size > 1:
+            ranked = sorted(
+                range(len(self.evidence)),
+                key=lambda index: (
+                    -max(float(single_scores[index, 0]), float(single_scores[index, 1])),
+                    str(self.evidence[index].memory_id),
+                ),
+            )
+            candidates = sorted(ranked[: config.group_candidate_limit])
+            for size in range(2, config.max_group_size + 1):
+                groups = list(itertools.combinations(candidates, size))
+                if not groups:
+                    break
+                scores = yield [self.premise(group) for group in groups]
+                group_scores.extend(self.group_score(group, row) for group, row in zip(groups, scores))
+                stage = yield from self.classify(groups, scores)
+                stages.append(stage)
+                if stage.decided:
+                    break
+
+        supports = [support for stage in stages for support in stage.supports]
+        refutations = [refutation for stage in stages for refutation in stage.refutations]
+        limitations = []
+        if any(stage.entailment_limited for stage in stages):
+            limitations.append(ENTAILMENT_LIMITATION)
+        if any(stage.contradiction_limited for stage in stages):
+            limitations.append(CONTRADICTION_LIMITATION)
+
+        if supports and refutations:
+            status = ClaimVerificationStatus.CONTESTED
+        elif supports:
+            status = ClaimVerificationStatus.SUPPORTED
+        elif refutations:
+            status = ClaimVerificationStatus.REFUTED
+        else:
+            status = ClaimVerificationStatus.INSUFFICIENT
+
+        best_support = min(supports, key=lambda item: self._rank(item.group, item.probability), default=None)
+        best_refutation = min(
+            refutations, key=lambda item: self._rank(item.group, item.probability), default=None
+        )
+        return self.result(
+            status,
+            supporting_group=self._ids(best_support.group) if best_support else (),
+            refuting_group=self._ids(best_refutation.group) if best_refutation else (),
+            supporting_basis=(
+                ("localized_model_entailment" if best_support.localized else "model_entailment")
+                if best_support
+                else None
+            ),
+            refuting_basis=(
+                ("explicit_negation_overlap" if best_refutation.explicit else "model_contradiction")
+                if best_refutation
+                else None
+            ),
+            group_scores=tuple(group_scores),
+            localized_assessments=tuple(item for stage in stages for item in stage.assessments),
+            limitations=tuple(limitations),
+            model_called=True,
+        )
+
+    def _ids(self, group: tuple[int, ...]) -> tuple[UUID, ...]:
+        return tuple(self.evidence[index].memory_id for index in group)
+
+    def _rank(self, group: tuple[int, ...], probability: float) -> tuple[int, float, tuple[str, ...]]:
+        """SPEC §3 step 8: smallest group, then highest probability, then memory ids as strings."""
+        return (len(group), -probability, tuple(str(memory_id) for memory_id in self._ids(group)))
+
+    def result(
+        self,
+        status: ClaimVerificationStatus,
+        *,
+        supporting_group: tuple[UUID, ...] = (),
+        refuting_group: tuple[UUID, ...] = (),
+        supporting_basis: Optional[str] = None,
+        refuting_basis: Optional[str] = None,
+        group_scores: tuple[EvidenceGroupScore, ...] = (),
+        localized_assessments: tuple[LocalizedEvidenceAssessment, ...] = (),
+        limitations: tuple[str, ...] = (),
+        model_called: bool = False,
+    ) -> ClaimVerification:
+        configuration_digest = audit.configuration_sha256(self.config)
+        claim_digest = audit.claim_sha256(self.claim)
+        evidence_digest = audit.evidence_sha256(self.evidence)
+        evaluation = audit.evaluation_id(
+            claim_digest=claim_digest,
+            configuration_digest=configuration_digest,
+            evidence_digest=evidence_digest,
+            schema_version=SCHEMA_VERSION,
+        )
+        digest = audit.result_sha256(
+            evaluation=evaluation,
+            status=status.value,
+            supporting_group=supporting_group,
+            refuting_group=refuting_group,
+            supporting_basis=supporting_basis,
+            refuting_basis=refuting_basis,
+            group_scores=group_scores,
+            localized_assessments=localized_assessments,
+            limitations=limitations,
+        )
+        return ClaimVerification(
+            schema_version=SCHEMA_VERSION,
+            claim=self.claim,
+            status=status,
+            supporting_group=supporting_group,
+            refuting_group=refuting_group,
+            supporting_basis=supporting_basis,  # type: ignore[arg-type]
+            refuting_basis=refuting_basis,  # type: ignore[arg-type]
+            group_scores=group_scores,
+            localized_assessments=localized_assessments,
+            limitations=limitations,  # type: ignore[arg-type]
+            model=self.config.model,
+            requested_revision=self.config.revision,
+            resolved_revision=None,  # filled in by the verifier after a model call
+            model_called=model_called,
+            configuration_sha256=configuration_digest,
+            claim_sha256=claim_digest,
+            evidence_sha256=evidence_digest,
+            evaluation_id=evaluation,
+            result_sha256=digest,
+        )
+
+    def prefetch(self) -> list[str]:
+        """Premises the eager schedule scores with the singles: every pair, when the
+        candidates cannot depend on ranking (all passages fit the candidate limit)."""
+        count = len(self.evidence)
+        if self.config.max_group_size < 2 or count < 2 or count > self.config.group_candidate_limit:
+            return []
+        return [self.premise(group) for group in itertools.combinations(range(count), 2)]
+
+
+# --------------------------------------------------------------------------- drivers
+
+
+@dataclass
+class Running:
+    """One procedure being driven: its generator, pending request and eager cache."""
+
+    claim: str
+    generator: Procedure
+    request: Optional[list[str]] = None
+    cache: Optional[dict[str, np.ndarray]] = None
+    prefetch: list[str] = field(default_factory=list)
+    result: Optional[ClaimVerification] = None
+
+    def advance(self, value: Optional[np.ndarray]) -> None:
+        """Send scores (or start) and run until the next unserved request or the result."""
+        try:
+            request = self.generator.send(value) if value is not None else next(self.generator)
+            while self.cache is not None and all(premise in self.cache for premise in request):
+                request = self.generator.send(np.stack([self.cache[premise] for premise in request]))
+            self.request = request
+        except StopIteration as stop:
+            self.request = None
+            self.result = stop.value
+
+    def needed(self) -> list[str]:
+        """Premises the pending request needs scored (deduplicated when caching)."""
+        assert self.request is not None
+        if self.cache is None:
+            return self.request
+        return [premise for premise in dict.fromkeys(self.request) if premise not in self.cache]
+
+    def take_prefetch(self, needed: Sequence[str]) -> list[str]:
+        """Premises to score ahead of need along with ``needed`` (eager schedule; once)."""
+        if self.cache is None or not self.prefetch:
+            return []
+        wanted = set(needed)
+        extra = [p for p in dict.fromkeys(self.prefetch) if p not in self.cache and p not in wanted]
+        self.prefetch = []
+        return extra
+
+    def receive(self, premises: Sequence[str], scores: np.ndarray) -> None:
+        """Deliver scores for ``premises`` (the needed ones, maybe more) and advance."""
+        if self.cache is None:
+            self.advance(scores)
+            return
+        for premise, row in zip(premises, scores):
+            self.cache[premise] = row
+        assert self.request is not None
+        self.advance(np.stack([self.cache[premise] for premise in self.request]))
+
+
+@dataclass
+class Round:
+    """One scorer call's worth of work over the active procedures."""
+
+    active: list[Running]
+    needed: list[list[str]]
+    extra: list[list[str]]
+
+    def pairs(self, with_extra: bool) -> tuple[list[str], list[str]]:
+        """(claims, premises) for the call, needed premises first per procedure."""
+        claims: list[str] = []
+        premises: list[str] = []
+        for item, needed, extra in zip(self.active, self.needed, self.extra):
+            batch = needed + extra if with_extra else needed
+            claims.extend(item.claim for _ in batch)
+            premises.extend(batch)
+        return claims, premises
+
+    def deliver(self, scores: np.ndarray, with_extra: bool) -> None:
+        offset = 0
+        for item, needed, extra in zip(self.active, self.needed, self.extra):
+            batch = needed + extra if with_extra else needed
+            item.receive(batch, scores[offset : offset + len(batch)])
+            offset += len(batch)

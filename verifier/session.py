@@ -1,0 +1,148 @@
+"""The one place onnxruntime sessions are configured and created.
+
+The engine, the exporter's parity gate and variant builder, and the
+benchmarks all build their ``InferenceSession`` here, so a session's
+threads, optimisation level, execution mode, logging and config entries are
+set the same way everywhere.
+
+onnxruntime is imported inside the functions: importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
+
+from .types import ClaimVerificationError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from onnxruntime import InferenceSession, SessionOptions  # type: ignore[import-untyped,unused-ignore]
+
+__all__ = [
+    "GRAPH_OPTIMIZATION_LEVELS",
+    "DEFAULT_PROVIDERS",
+    "session_options",
+    "check_providers",
+    "create_session",
+]
+
+#: Accepted ``graph_optimization_level`` names (onnxruntime ``GraphOptimizationLevel``:
+#: ORT_DISABLE_ALL, ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED, ORT_ENABLE_ALL).
+GRAPH_OPTIMIZATION_LEVELS: tuple[str, ...] = ("disable", "basic", "extended", "all")
+#: Execution providers used when none are requested: CPU only.
+DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
+
+
+def session_options(
+    *,
+    intra_op_num_threads: Optional[int] = None,
+    inter_op_num_threads: Optional[int] = None,
+    graph_optimization_level: str = "all",
+    config_entries: Optional[Mapping[str, str]] = None,
+    optimized_model_filepath: Optional["str | os.PathLike[str]"] = None,
+) -> "SessionOptions":
+    """onnxruntime ``SessionOptions`` as the project uses them.
+
+    Sequential execution (one model, one request at a time: the parallelism
+    is intra-op), onnxruntime's own thread defaults unless threads are given,
+    errors-only logging (severity 3).
+
+    Args:
+        intra_op_num_threads: intra-op threads (``None``: onnxruntime's default,
+            one per physical core).
+        inter_op_num_threads: inter-op threads (``None``: default).
+        graph_optimization_level: one of :data:`GRAPH_OPTIMIZATION_LEVELS`.
+        config_entries: session config entries, e.g.
+            ``{"session.intra_op.allow_spinning": "0"}`` (names: onnxruntime's
+            ``onnxruntime_session_options_config_keys.h``).
+        optimized_model_filepath: where onnxruntime writes the optimised graph
+            at session creation (used to build the ``optimized`` variant).
+
+    Raises:
+        ValueError: an unknown optimisation level, or a config entry that is not
+            a pair of strings.
+    """
+    import onnxruntime as ort
+
+    levels = {
+        "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+    }
+    if graph_optimization_level not in levels:
+        raise ValueError(
+            f"graph_optimization_level must be one of {list(GRAPH_OPTIMIZATION_LEVELS)}, "
+            f"got {graph_optimization_level!r}"
+        )
+    options = ort.SessionOptions()
+    options.graph_optimization_level = levels[graph_optimization_level]
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3  # errors only; onnxruntime warnings are noise here
+    if intra_op_num_threads is not None:
+        options.intra_op_num_threads = intra_op_num_threads
+    if inter_op_num_threads is not None:
+        options.inter_op_num_threads = inter_op_num_threads
+    for key, value in (config_entries or {}).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError(f"session config entries must map str to str, got {key!r}: {value!r}")
+        options.add_session_config_entry(key, value)
+    if optimized_model_filepath is not None:
+        options.optimized_model_filepath = os.fspath(optimized_model_filepath)
+    return options
+
+
+def check_providers(providers: Sequence[str]) -> tuple[str, ...]:
+    """Return ``providers`` as a tuple after checking each is in this onnxruntime build.
+
+    Raises:
+        ClaimVerificationError: a provider is not available (the message lists
+            the available ones).
+    """
+    import onnxruntime as ort
+
+    available = ort.get_available_providers()
+    missing = [provider for provider in providers if provider not in available]
+    if missing:
+        raise ClaimVerificationError(
+            f"execution provider(s) {missing} not available in this onnxruntime build; available: {available}"
+        )
+    return tuple(providers)
+
+
+def create_session(
+    model: Union[bytes, "str | os.PathLike[str]"],
+    options: Optional["SessionOptions"] = None,
+    *,
+    providers: Sequence[str] = DEFAULT_PROVIDERS,
+    where: Optional[str] = None,
+    error: type[Exception] = ClaimVerificationError,
+) -> "InferenceSession":
+    """Create an onnxruntime ``InferenceSession`` from a path or the model's bytes.
+
+    Args:
+        model: an ONNX file path, or the serialised model (``bytes``; use this
+            after verifying the bytes, so the verified bytes are what runs).
+        options: from :func:`session_options` (default: its defaults).
+        providers: execution providers in priority order; each is checked with
+            :func:`check_providers`.
+        where: how to name the model in messages (default: the path, or
+            ``"<model bytes>"``).
+        error: the exception type raised on failure (the exporter passes its own).
+
+    Raises:
+        ClaimVerificationError: an unavailable provider.
+        error: onnxruntime cannot load the model; the message is
+            ``onnxruntime cannot load <where>: <reason on one line>``.
+    """
+    import onnxruntime as ort
+
+    check_providers(providers)
+    source: Union[bytes, str] = model if isinstance(model, bytes) else os.fspath(model)
+    name = where if where is not None else (source if isinstance(source, str) else "<model bytes>")
+    try:
+        return ort.InferenceSession(
+            source, sess_options=options if options is not None else session_options(), providers=list(providers)
+        )
+    except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
+        raise error(f"onnxruntime cannot load {name}: {' '.join(str(exc).split())}") from exc
