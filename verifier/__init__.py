@@ -3,7 +3,7 @@
 Given one declarative claim and a few exact evidence passages, decide whether
 the passages support, refute, contest or fail to establish it — or return
 ``incomplete`` for exhaustive count/list claims — using an NLI cross-encoder
-exported to ONNX (``python -m export``) and run with onnxruntime. See SPEC.md
+exported to ONNX (``python -m export``) and run with onnxruntime. See docs/decision.md
 for the contract.
 
 Example:

@@ -1,4 +1,4 @@
-"""Canonical JSON and the audit digests of SPEC §6.
+"""Canonical JSON and the audit digests (docs/audit.md).
 
 ``canonical(x)`` is JSON with sorted keys, separators ``(",", ":")`` and
 non-ASCII kept; every digest is the lower-case hex sha256 of its UTF-8 bytes.
@@ -33,7 +33,7 @@ __all__ = [
 
 
 def canonical(value: Any) -> str:
-    """Canonical JSON (SPEC §6): sorted keys, ``(",", ":")`` separators, non-ASCII kept.
+    """Canonical JSON (docs/audit.md): sorted keys, ``(",", ":")`` separators, non-ASCII kept.
 
     Raises:
         ValueError: ``value`` holds NaN or infinity (not valid JSON).
@@ -89,7 +89,7 @@ def result_sha256(
     localized_assessments: Sequence[LocalizedEvidenceAssessment],
     limitations: Sequence[str],
 ) -> str:
-    """sha256 of the canonical decision record of SPEC §6 (groups as lists of id strings)."""
+    """sha256 of the canonical decision record (docs/audit.md; groups as lists of id strings)."""
     return sha256_hex(
         canonical(
             {

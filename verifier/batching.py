@@ -22,7 +22,7 @@ from .tokenization import pad_encodings
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tokenizers import Encoding  # type: ignore[import-untyped,unused-ignore]
 
-__all__ = ["BATCH_OVERHEAD_TOKENS", "BatchedLogits", "BatchRun", "plan_batches", "run_batches"]
+__all__ = ["BATCH_OVERHEAD_TOKENS", "BatchedLogits", "BatchRun", "ScorerStats", "plan_batches", "run_batches"]
 
 #: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`plan_batches`.
 #: Measured for the DeBERTa-v3-base configuration (onnxruntime 1.32, 2 CPU cores): a
@@ -53,6 +53,65 @@ class BatchedLogits:
     padded_tokens: int
     batches: int
     truncated_pairs: int
+
+
+@dataclass(frozen=True)
+class ScorerStats:
+    """Cumulative counters of one :class:`OnnxScorer` (a snapshot; see :attr:`verifier.engine.OnnxScorer.stats`).
+
+    Attributes:
+        calls: :meth:`~verifier.engine.OnnxScorer.score` / ``score_logits`` calls with
+            at least one pair.
+        pairs: pairs asked for.
+        unique_pairs: distinct pairs actually run (identical pairs of one call run once).
+        batches: onnxruntime ``run`` calls.
+        real_tokens: tokens of the encoded pairs (special tokens included, after
+            truncation).
+        padded_tokens: tensor cells fed to the model (rows × padded length summed
+            over batches), i.e. real tokens plus padding.
+        truncated_pairs: distinct pairs cut to the manifest's ``max_length``
+            (``longest_first``), as the reference CrossEncoder also does silently.
+    """
+
+    calls: int = 0
+    pairs: int = 0
+    unique_pairs: int = 0
+    batches: int = 0
+    real_tokens: int = 0
+    padded_tokens: int = 0
+    truncated_pairs: int = 0
+
+    @property
+    def padding_overhead(self) -> float:
+        """``padded_tokens / real_tokens`` (≥ 1.0; 1.0 means no padding; 1.0 before any call)."""
+        if self.real_tokens == 0:
+            return 1.0
+        return self.padded_tokens / self.real_tokens
+
+    def as_dict(self) -> dict[str, float]:
+        """The counters and ``padding_overhead`` as a JSON-ready dict."""
+        return {
+            "calls": self.calls,
+            "pairs": self.pairs,
+            "unique_pairs": self.unique_pairs,
+            "batches": self.batches,
+            "real_tokens": self.real_tokens,
+            "padded_tokens": self.padded_tokens,
+            "truncated_pairs": self.truncated_pairs,
+            "padding_overhead": self.padding_overhead,
+        }
+
+    def plus(self, *, pairs: int, unique_pairs: int, run: BatchedLogits) -> "ScorerStats":
+        """These counters after one more call of ``pairs`` pairs that ran as ``run``."""
+        return ScorerStats(
+            calls=self.calls + 1,
+            pairs=self.pairs + pairs,
+            unique_pairs=self.unique_pairs + unique_pairs,
+            batches=self.batches + run.batches,
+            real_tokens=self.real_tokens + run.real_tokens,
+            padded_tokens=self.padded_tokens + run.padded_tokens,
+            truncated_pairs=self.truncated_pairs + run.truncated_pairs,
+        )
 
 
 def plan_batches(

@@ -1,4 +1,4 @@
-"""Packed context bundles (SPEC §7): what a retrieval step showed a reader, and its citations.
+"""Packed context bundles (docs/decision.md §7): what a retrieval step showed a reader, and its citations.
 
 A *bundle* is the exact context string a retrieval system rendered for a reader
 (an LLM prompt, a report) together with the *candidates* it packed into that
@@ -42,7 +42,7 @@ Citation rules (:func:`bundle_evidence`):
   matches no candidate is a :class:`ValueError`; a named candidate that is not
   cited or has no rendered text is skipped like any other;
 * evidence keeps the bundle's candidate order (never ``evidence_refs`` order),
-  since caller order is digested (SPEC §6).
+  since caller order is digested (docs/audit.md).
 
 Exceptions::
 
@@ -75,7 +75,7 @@ from datetime import datetime
 from typing import Annotated, Iterable, Optional
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
 from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
 
@@ -161,7 +161,7 @@ class BundleClaimRequest(BaseModel):
         bundle: the packed context.
         evidence_refs: optional references narrowing the evidence (see
             :func:`bundle_evidence`).
-        requires_complete_set: the claim is an exhaustive count or list (SPEC §3
+        requires_complete_set: the claim is an exhaustive count or list (docs/decision.md §3
             step 1: ``incomplete`` without a model call).
     """
 
@@ -193,7 +193,7 @@ def citation_forms(reference: str) -> tuple[str, ...]:
 
 
 def is_cited(reference: str, rendered_context: str) -> bool:
-    """Whether ``rendered_context`` cites ``reference`` (SPEC §7).
+    """Whether ``rendered_context`` cites ``reference`` (docs/decision.md §7).
 
     Args:
         reference: a candidate reference.
@@ -219,7 +219,7 @@ def is_cited(reference: str, rendered_context: str) -> bool:
 def bundle_evidence(
     bundle: ContextBundle, evidence_refs: Optional[Iterable[str]] = None
 ) -> tuple[ClaimEvidence, ...]:
-    """The evidence a bundle supplies for a claim (SPEC §7).
+    """The evidence a bundle supplies for a claim (docs/decision.md §7).
 
     Args:
         bundle: the packed context.

@@ -60,7 +60,7 @@ RequestInput = Union[ValidRequest, ClaimRequest, Mapping[str, Any]]
 
 
 class ClaimVerifier:
-    """Verify one declarative claim against exact evidence passages (SPEC §1–§7).
+    """Verify one declarative claim against exact evidence passages (docs/decision.md §1–§7).
 
     Args:
         config: the decision configuration (digested); defaults to
@@ -190,7 +190,7 @@ class ClaimVerifier:
             raw = scorer.score(pairs)
         except ClaimVerificationError:
             raise
-        except Exception as exc:  # any scorer failure is an inference failure (SPEC §1)
+        except Exception as exc:  # any scorer failure is an inference failure (docs/decision.md §1)
             raise ClaimVerificationError(f"scorer failed: {type(exc).__name__}: {exc}") from exc
         scores = validate_scores(raw, len(pairs))
         with self._stats_lock:
@@ -308,7 +308,7 @@ class ClaimVerifier:
         *,
         requires_complete_set: bool = False,
     ) -> ClaimVerification:
-        """Verify one claim against evidence passages (SPEC §3), synchronously.
+        """Verify one claim against evidence passages (docs/decision.md §3), synchronously.
 
         Args:
             claim: the declarative claim (the NLI hypothesis); stripped.
@@ -317,7 +317,7 @@ class ClaimVerifier:
                 ``incomplete`` without a model call.
 
         Raises:
-            ValueError: invalid input (SPEC §2), before any model call.
+            ValueError: invalid input (docs/decision.md §2), before any model call.
             ClaimVerificationError: model load or inference failed, or invalid scores.
         """
         return self.verify_many_sync([self._one(claim, evidence, requires_complete_set)])[0]
@@ -330,7 +330,7 @@ class ClaimVerifier:
         evidence_refs: Optional[Sequence[str]] = None,
         requires_complete_set: bool = False,
     ) -> ClaimVerification:
-        """Verify a claim against the cited candidates of a packed context bundle (SPEC §7).
+        """Verify a claim against the cited candidates of a packed context bundle (docs/decision.md §7).
 
         Raises:
             ValueError: the bundle was rendered without citations, or an unknown
@@ -343,7 +343,7 @@ class ClaimVerifier:
     def bundle_evidence(
         bundle: "ContextBundle", evidence_refs: Optional[Sequence[str]] = None
     ) -> tuple[ClaimEvidence, ...]:
-        """The evidence a bundle yields under the citation rules of SPEC §7 (see :mod:`verifier.bundle`)."""
+        """The evidence a bundle yields under the citation rules of docs/decision.md §7 (see :mod:`verifier.bundle`)."""
         from .bundle import bundle_evidence
 
         return bundle_evidence(bundle, evidence_refs)

@@ -18,7 +18,8 @@ Pipeline of one :meth:`OnnxScorer.score` call::
           ─▶ columns to (entailment, contradiction, neutral) ─▶ caller order
 
 The model directory is opened and verified by
-:meth:`verifier.model_directory.ModelDirectory.open`.
+:meth:`verifier.model_directory.ModelDirectory.open`; the loaded state (files,
+tokenizer, session, graph I/O) is a :class:`verifier.loaded.LoadedModel`.
 
 Exceptions::
 
@@ -41,25 +42,19 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from .batching import BATCH_OVERHEAD_TOKENS, BatchedLogits, plan_batches, run_batches
-from .golden import DEFAULT_GOLDEN_ATOL, GOLDEN_NAME, GoldenFormatError, compare_to_golden, quote_indices, read_golden
+from .batching import BATCH_OVERHEAD_TOKENS, ScorerStats, plan_batches
+from .golden import GOLDEN_NAME
 from .golden import softmax as stable_softmax
+from .loaded import BatchSettings, LoadedModel, SessionFactory, SessionSettings
 from .manifest import Manifest
-from .model_directory import OUTPUT_LABELS, ModelDirectory
+from .model_directory import OUTPUT_LABELS
 from .options import RuntimeOptions
-from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session, session_options
-from .tokenization import encode_pairs
-from .types import ClaimVerificationError
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from onnxruntime import InferenceSession  # type: ignore[import-untyped,unused-ignore]
-    from tokenizers import Tokenizer  # type: ignore[import-untyped,unused-ignore]
+from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
 
 __all__ = [
     "OUTPUT_LABELS",
@@ -76,74 +71,6 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-#: Makes the inference session: ``factory(model, options, providers=...)`` where ``model``
-#: is the verified ONNX file's path (or bytes) and ``options`` come from
-#: :func:`verifier.session.session_options`. The result needs ``run``,
-#: ``get_inputs``, ``get_outputs`` and ``get_providers`` as onnxruntime's
-#: ``InferenceSession`` has them. Default: :func:`verifier.session.create_session`.
-SessionFactory = Callable[..., Any]
-
-#: Graph inputs the engine knows how to feed (all int64, shape (batch, length)).
-_KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
-
-
-@dataclass(frozen=True)
-class ScorerStats:
-    """Cumulative counters of one :class:`OnnxScorer` (a snapshot; see :attr:`OnnxScorer.stats`).
-
-    Attributes:
-        calls: :meth:`OnnxScorer.score` / :meth:`OnnxScorer.score_logits` calls with
-            at least one pair.
-        pairs: pairs asked for.
-        unique_pairs: distinct pairs actually run (identical pairs of one call run once).
-        batches: onnxruntime ``run`` calls.
-        real_tokens: tokens of the encoded pairs (special tokens included, after
-            truncation).
-        padded_tokens: tensor cells fed to the model (rows × padded length summed
-            over batches), i.e. real tokens plus padding.
-        truncated_pairs: distinct pairs cut to the manifest's ``max_length``
-            (``longest_first``), as the reference CrossEncoder also does silently.
-    """
-
-    calls: int = 0
-    pairs: int = 0
-    unique_pairs: int = 0
-    batches: int = 0
-    real_tokens: int = 0
-    padded_tokens: int = 0
-    truncated_pairs: int = 0
-
-    @property
-    def padding_overhead(self) -> float:
-        """``padded_tokens / real_tokens`` (≥ 1.0; 1.0 means no padding; 1.0 before any call)."""
-        if self.real_tokens == 0:
-            return 1.0
-        return self.padded_tokens / self.real_tokens
-
-    def as_dict(self) -> dict[str, float]:
-        """The counters and ``padding_overhead`` as a JSON-ready dict."""
-        return {
-            "calls": self.calls,
-            "pairs": self.pairs,
-            "unique_pairs": self.unique_pairs,
-            "batches": self.batches,
-            "real_tokens": self.real_tokens,
-            "padded_tokens": self.padded_tokens,
-            "truncated_pairs": self.truncated_pairs,
-            "padding_overhead": self.padding_overhead,
-        }
-
-    def plus(self, *, pairs: int, unique_pairs: int, run: BatchedLogits) -> "ScorerStats":
-        """These counters after one more call of ``pairs`` pairs that ran as ``run``."""
-        return ScorerStats(
-            calls=self.calls + 1,
-            pairs=self.pairs + pairs,
-            unique_pairs=self.unique_pairs + unique_pairs,
-            batches=self.batches + run.batches,
-            real_tokens=self.real_tokens + run.real_tokens,
-            padded_tokens=self.padded_tokens + run.padded_tokens,
-            truncated_pairs=self.truncated_pairs + run.truncated_pairs,
-        )
 
 
 def _validate_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -199,53 +126,6 @@ def _check_arguments(
             raise ValueError("providers must be a sequence of provider names, not a string")
         if not providers:
             raise ValueError("providers must not be empty (None means CPU only)")
-
-
-def _graph_io(session: "InferenceSession", manifest: Manifest, where: Path) -> tuple[tuple[str, ...], str, bool]:
-    """Input names, the logits output and whether ``token_type_ids`` is fed; refuse a graph the engine cannot feed."""
-    inputs = session.get_inputs()
-    names = tuple(node.name for node in inputs)
-    unknown = [name for name in names if name not in _KNOWN_INPUTS]
-    if unknown or "input_ids" not in names:
-        raise ClaimVerificationError(
-            f"{where} has inputs {list(names)}; the engine feeds input_ids plus optionally "
-            f"{sorted(_KNOWN_INPUTS - {'input_ids'})}"
-        )
-    for node in inputs:
-        if node.type != "tensor(int64)":
-            raise ClaimVerificationError(f"{where} input {node.name} has type {node.type}; expected tensor(int64)")
-    if set(names) != set(manifest.inputs):
-        raise ClaimVerificationError(f"{where} has inputs {list(names)} but the manifest records {list(manifest.inputs)}")
-    outputs = session.get_outputs()
-    output_names = [node.name for node in outputs]
-    if "logits" in output_names:
-        output = outputs[output_names.index("logits")]
-    elif len(outputs) == 1:
-        output = outputs[0]
-    else:
-        raise ClaimVerificationError(f"{where} has outputs {output_names} and none is named 'logits'")
-    shape = list(output.shape)
-    width = len(manifest.labels)
-    if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != width):
-        raise ClaimVerificationError(f"{where} output {output.name} has shape {shape}; expected (batch, {width})")
-    return names, output.name, "token_type_ids" in names
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    """Everything :meth:`OnnxScorer._ensure_loaded` builds; read-only afterwards."""
-
-    directory: ModelDirectory
-    session: "InferenceSession"
-    tokenizer: "Tokenizer"
-    input_names: tuple[str, ...]
-    output_name: str
-    with_token_type_ids: bool
-    providers: tuple[str, ...]
-
-    @property
-    def manifest(self) -> Manifest:
-        return self.directory.manifest
 
 
 class OnnxScorer:
@@ -320,20 +200,24 @@ class OnnxScorer:
         )
         self._model_dir = Path(model_dir)
         self._variant = variant
-        self._providers = tuple(providers) if providers is not None else DEFAULT_PROVIDERS
-        self._intra_op_num_threads = intra_op_num_threads
-        self._inter_op_num_threads = inter_op_num_threads
-        self._graph_optimization_level = graph_optimization_level
-        self._session_config_entries = dict(session_config_entries or {})
-        self._max_batch_tokens = int(max_batch_tokens)
-        self._max_batch_size = int(max_batch_size) if max_batch_size is not None else None
-        self._batch_overhead_tokens = float(batch_overhead_tokens)
+        self._session_settings = SessionSettings(
+            providers=tuple(providers) if providers is not None else DEFAULT_PROVIDERS,
+            intra_op_num_threads=intra_op_num_threads,
+            inter_op_num_threads=inter_op_num_threads,
+            graph_optimization_level=graph_optimization_level,
+            config_entries=dict(session_config_entries or {}),
+            factory=session_factory if session_factory is not None else create_session,
+        )
+        self._batching = BatchSettings(
+            max_batch_tokens=int(max_batch_tokens),
+            max_batch_size=int(max_batch_size) if max_batch_size is not None else None,
+            batch_overhead_tokens=float(batch_overhead_tokens),
+        )
         self._verify_golden = verify_golden
-        self._session_factory: SessionFactory = session_factory if session_factory is not None else create_session
         self._expected_model = expected_model
         self._expected_revision = expected_revision
         self._load_lock = threading.Lock()
-        self._loaded: Optional[_Loaded] = None
+        self._loaded: Optional[LoadedModel] = None
         self._stats_lock = threading.Lock()
         self._stats = ScorerStats()
 
@@ -520,7 +404,7 @@ class OnnxScorer:
             (first_seen.setdefault(pair, len(first_seen)) for pair in checked), dtype=np.int64, count=len(checked)
         )
         unique = list(first_seen)
-        run = self._run(loaded, unique)
+        run = loaded.run(unique, self._batching)
         logits = run.logits[inverse] if len(unique) != len(checked) else run.logits
         with self._stats_lock:
             self._stats = self._stats.plus(pairs=len(checked), unique_pairs=len(unique), run=run)
@@ -531,49 +415,9 @@ class OnnxScorer:
             )
         return logits, loaded.directory.permutation
 
-    def _run(self, loaded: _Loaded, pairs: list[tuple[str, str]]) -> BatchedLogits:
-        """Tokenize ``pairs`` once and run them in planned batches; logits in caller order."""
-        try:
-            encodings = encode_pairs(loaded.tokenizer, pairs)
-        except Exception as exc:  # tokenizers raises plain Exception subclasses
-            raise ClaimVerificationError(f"tokenization of {len(pairs)} pairs failed: {exc}") from exc
-        width = len(loaded.manifest.labels)
-
-        def run_batch(feed: Mapping[str, np.ndarray], indices: np.ndarray, number: int, total: int) -> np.ndarray:
-            rows = len(indices)
-            where = f"batch {number + 1}/{total} (pair indices {quote_indices(indices.tolist())})"
-            inputs = {name: feed[name] for name in loaded.input_names}
-            try:
-                outputs = loaded.session.run([loaded.output_name], inputs)
-            except Exception as exc:  # onnxruntime raises its own Exception subclasses
-                raise ClaimVerificationError(f"onnxruntime failed on {where}: {exc}") from exc
-            logits = np.asarray(outputs[0])
-            if logits.shape != (rows, width):
-                raise ClaimVerificationError(
-                    f"model returned logits of shape {logits.shape} for {where}; expected ({rows}, {width})"
-                )
-            if not np.issubdtype(logits.dtype, np.floating):
-                raise ClaimVerificationError(f"model returned {logits.dtype} logits for {where}; expected float")
-            finite = np.isfinite(logits).all(axis=1)
-            if not finite.all():
-                bad = indices[~finite].tolist()
-                raise ClaimVerificationError(f"model returned non-finite logits in {where} for pairs {quote_indices(bad)}")
-            return logits.astype(np.float32, copy=False)
-
-        return run_batches(
-            encodings,
-            run_batch,
-            width=width,
-            pad_token_id=loaded.manifest.pad_token_id,
-            with_token_type_ids=loaded.with_token_type_ids,
-            max_batch_tokens=self._max_batch_tokens,
-            max_batch_size=self._max_batch_size,
-            batch_overhead_tokens=self._batch_overhead_tokens,
-        )
-
     # ------------------------------------------------------------------ loading
 
-    def _ensure_loaded(self) -> _Loaded:
+    def _ensure_loaded(self) -> LoadedModel:
         """Load once under the lock; later calls return the same read-only state.
 
         A failed load is not cached: the next call tries again (after the
@@ -587,75 +431,14 @@ class OnnxScorer:
                 self._loaded = self._load()
             return self._loaded
 
-    def _load(self) -> _Loaded:
-        directory = ModelDirectory.open(
+    def _load(self) -> LoadedModel:
+        loaded = LoadedModel.load(
             self._model_dir,
             self._variant,
             expected_model=self._expected_model,
             expected_revision=self._expected_revision,
-        )
-        if directory.random_weights:
-            _LOG.warning("%s holds a random-weights model: its probabilities mean nothing", self._model_dir)
-        tokenizer = directory.load_tokenizer()
-        options = session_options(
-            intra_op_num_threads=self._intra_op_num_threads,
-            inter_op_num_threads=self._inter_op_num_threads,
-            graph_optimization_level=self._graph_optimization_level,
-            config_entries=self._session_config_entries,
-        )
-        session = self._session_factory(directory.model_path, options, providers=self._providers)
-        input_names, output_name, with_token_type_ids = _graph_io(session, directory.manifest, directory.model_path)
-        loaded = _Loaded(
-            directory=directory,
-            session=session,
-            tokenizer=tokenizer,
-            input_names=input_names,
-            output_name=output_name,
-            with_token_type_ids=with_token_type_ids,
-            providers=tuple(session.get_providers()),
+            settings=self._session_settings,
         )
         if self._verify_golden:
-            self._check_golden(loaded)
-        _LOG.debug(
-            "loaded %s (%s @ %s) from %s with %s",
-            directory.model_file, directory.manifest.model, directory.manifest.resolved_revision,
-            self._model_dir, ", ".join(loaded.providers),
-        )
+            loaded.check_golden(self._batching)
         return loaded
-
-    def _check_golden(self, loaded: _Loaded) -> None:
-        """Re-score ``golden.json``; refuse the model beyond the parity tolerance.
-
-        Checks, collecting every failure before deciding: the runtime token
-        ids equal the recorded ones; every argmax agrees; and the gates of the
-        parity report (the variant's own for a variant) hold: max |Δlogit|
-        against the PyTorch reference ≤ ``atol`` and max |Δprobability| ≤
-        ``max_prob_diff_gate``, each when recorded. A report with neither falls
-        back to golden.json's ``atol`` (else 1e-4).
-        """
-        directory = loaded.directory
-        manifest = directory.manifest
-        path = self._model_dir / GOLDEN_NAME
-        if GOLDEN_NAME not in manifest.files:
-            raise ClaimVerificationError(f"verify_golden: {GOLDEN_NAME} is not recorded in the manifest of {self._model_dir}")
-        try:
-            golden = read_golden(path)
-            reference = golden.logits(manifest.labels)
-        except GoldenFormatError as exc:
-            raise ClaimVerificationError(f"verify_golden: {path}: {exc}") from exc
-        except OSError as exc:
-            raise ClaimVerificationError(f"verify_golden: cannot read {path}: {exc}") from exc
-        parity = directory.parity
-        atol, gate = parity.atol, parity.max_prob_diff_gate
-        if atol is None and gate is None:  # an ungated report: golden.json's own tolerance
-            atol = golden.atol if golden.atol is not None else DEFAULT_GOLDEN_ATOL
-        encodings = encode_pairs(loaded.tokenizer, golden.pairs)
-        actual = self._run(loaded, golden.pairs).logits
-        comparison = compare_to_golden(
-            reference, [actual], token_ids=[encoding.ids for encoding in encodings], recorded_ids=golden.recorded_ids
-        )
-        failures = comparison.failures(atol=atol, max_prob_diff=gate)
-        if failures:
-            raise ClaimVerificationError(
-                f"verify_golden: {directory.model_path} disagrees with its golden.json: " + "; ".join(failures)
-            )

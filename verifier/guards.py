@@ -1,4 +1,4 @@
-"""Deterministic speech-act, negation and value guards (SPEC §4) and segmentation (SPEC §5).
+"""Deterministic speech-act, negation and value guards (docs/decision.md §4) and segmentation (docs/decision.md §5).
 
 Pure functions of text and typed provenance: no model, no I/O, no state. All
 patterns are compiled once, are case-insensitive and word-bounded where the
@@ -9,7 +9,7 @@ These rules are the *reference* behaviour that recorded results are replayed
 against: they are literal on purpose (straight apostrophes only in negation
 cues, "may" counted as a month, value supersets counted as conflicts). A
 stricter policy must be a separately named policy, never a silent change here
-(SPEC §9).
+(docs/decision.md §9).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ __all__ = [
     "join_premise",
 ]
 
-#: The speech-act modes of SPEC §4.1.
+#: The speech-act modes of docs/decision.md §4.1.
 SpeechActMode = str
 DESIRE = "desire"
 ATTEMPT = "attempt"
@@ -56,7 +56,7 @@ QUESTION = "question"
 
 _I = re.IGNORECASE
 
-# SPEC §4.1 — one alternation per mode; "…" is the stem followed by word characters.
+# docs/decision.md §4.1 — one alternation per mode; "…" is the stem followed by word characters.
 _MODE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         DESIRE,
@@ -84,28 +84,28 @@ _MODE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 
-# SPEC §4.4 — clause boundaries and negation cues (straight apostrophe only, literal).
+# docs/decision.md §4.4 — clause boundaries and negation cues (straight apostrophe only, literal).
 _CLAUSE_BOUNDARY = re.compile(r"[.;!?]")
 _NEGATION = re.compile(
     r"\b(?:not|never|no\s+longer|cannot|can't|isn't|aren't|wasn't|weren't|didn't|doesn't|don't|won't)\b",
     _I,
 )
 
-# SPEC §4.6 — negation or correction cue in the claim.
+# docs/decision.md §4.6 — negation or correction cue in the claim.
 _CORRECTION_CUE = re.compile(
     r"\b(?:no|not|never|neither|nor|without|cannot|can't|isn't|aren't|wasn't|weren't|didn't|doesn't|"
     r"don't|won't|instead|rather\s+than|switched\s+from|replaced|incorrect|false)\b",
     _I,
 )
 
-# SPEC §4.5 — content tokens.
+# docs/decision.md §4.5 — content tokens.
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _GENERIC_WORDS = frozenset(
     """a an and app application are at be by currently did do does for from in i is it longer no not
     of on pipeline project service system that team the this to user was were we will with you""".split()
 )
 
-# SPEC §4.6 — concrete values.
+# docs/decision.md §4.6 — concrete values.
 _NUMBER = re.compile(r"(?<!\w)-?\d+(?:\.\d+)?(?!\w)")
 _WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", _I)
 _MONTH = re.compile(
@@ -117,14 +117,14 @@ _VALUE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("month", _MONTH),
 )
 
-# SPEC §5 — segment boundaries: line breaks, and a sentence end (. ! ?) followed by
+# docs/decision.md §5 — segment boundaries: line breaks, and a sentence end (. ! ?) followed by
 # whitespace, then an optional opening quote or bracket and an upper-case letter or digit.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'\u201c\u2018(\[{]?[A-Z0-9])")
 
 
 @dataclass(frozen=True)
 class Provenance:
-    """The typed provenance fields the guards read (SPEC §4.2)."""
+    """The typed provenance fields the guards read (docs/decision.md §4.2)."""
 
     epistemic_type: Optional[EpistemicType] = None
     lifecycle_state: Optional[LifecycleState] = None
@@ -140,7 +140,7 @@ class PassageView:
 
 @lru_cache(maxsize=256)
 def speech_act_modes(text: str) -> frozenset[SpeechActMode]:
-    """The speech-act modes of ``text`` (SPEC §4.1): desire, attempt, plan, advice,
+    """The speech-act modes of ``text`` (docs/decision.md §4.1): desire, attempt, plan, advice,
     uncertainty, conditional, unverified, question.
 
     Cached (256 texts): one verification asks about the same claim and
@@ -153,7 +153,7 @@ _RETIRED_LIFECYCLES = frozenset({LifecycleState.SUPERSEDED, LifecycleState.DEPRE
 
 
 def is_compatible(provenance: Provenance, claim_modes: frozenset[SpeechActMode]) -> bool:
-    """Typed compatibility of a passage with a claim (SPEC §4.2).
+    """Typed compatibility of a passage with a claim (docs/decision.md §4.2).
 
     Superseded, deprecated or archived lifecycle, or deprecated epistemic type:
     never. Hypothetical: only for an uncertain or conditional claim.
@@ -175,7 +175,7 @@ def is_compatible(provenance: Provenance, claim_modes: frozenset[SpeechActMode])
 
 
 def modality_preserved(claim: str, passages: Sequence[PassageView]) -> bool:
-    """SPEC §4.3: every passage compatible and the union of passage modes ⊆ claim modes."""
+    """docs/decision.md §4.3: every passage compatible and the union of passage modes ⊆ claim modes."""
     return _modality_preserved(speech_act_modes(claim), passages)
 
 
@@ -189,12 +189,12 @@ def _modality_preserved(claim_modes: frozenset[SpeechActMode], passages: Sequenc
 
 
 def negated_clauses(text: str) -> list[str]:
-    """Clauses (stretches without ``. ; ! ?``) that contain a negation cue (SPEC §4.4)."""
+    """Clauses (stretches without ``. ; ! ?``) that contain a negation cue (docs/decision.md §4.4)."""
     return [clause for clause in _CLAUSE_BOUNDARY.split(text) if _NEGATION.search(clause)]
 
 
 def has_negated_clause(text: str) -> bool:
-    """Whether ``text`` has a negated clause (SPEC §4.4)."""
+    """Whether ``text`` has a negated clause (docs/decision.md §4.4)."""
     return bool(_NEGATION.search(text))
 
 
@@ -207,7 +207,7 @@ def _singular(word: str) -> str:
 
 
 def content_tokens(text: str) -> frozenset[str]:
-    """Content tokens of SPEC §4.5: ASCII words, case-folded, generic words removed,
+    """Content tokens of docs/decision.md §4.5: ASCII words, case-folded, generic words removed,
     plurals crudely singularised ("-ies" → "-y" over 4 letters; final "s" dropped
     over 3 letters unless "ss")."""
     tokens = set()
@@ -220,12 +220,12 @@ def content_tokens(text: str) -> frozenset[str]:
 
 
 def has_negation_or_correction_cue(text: str) -> bool:
-    """Whether ``text`` has a negation or correction cue (SPEC §4.6)."""
+    """Whether ``text`` has a negation or correction cue (docs/decision.md §4.6)."""
     return bool(_CORRECTION_CUE.search(text))
 
 
 def concrete_values(text: str) -> dict[str, frozenset[str]]:
-    """Concrete values by kind (SPEC §4.6): ``number`` (as written), ``weekday`` and
+    """Concrete values by kind (docs/decision.md §4.6): ``number`` (as written), ``weekday`` and
     ``month`` (full English names, case-folded). Kinds with no value are omitted."""
     values: dict[str, frozenset[str]] = {}
     for kind, pattern in _VALUE_KINDS:
@@ -236,7 +236,7 @@ def concrete_values(text: str) -> dict[str, frozenset[str]]:
 
 
 def values_conflict(claim: str, passages_text: str) -> bool:
-    """Claim and passages both name values of one kind and the two sets differ (SPEC §4.6)."""
+    """Claim and passages both name values of one kind and the two sets differ (docs/decision.md §4.6)."""
     claim_values = concrete_values(claim)
     if not claim_values:
         return False
@@ -247,7 +247,7 @@ def values_conflict(claim: str, passages_text: str) -> bool:
 
 
 def exact_negation(claim: str, passages: Sequence[PassageView]) -> bool:
-    """SPEC §4.5: the passages carry an exact negation of the claim.
+    """docs/decision.md §4.5: the passages carry an exact negation of the claim.
 
     The claim has no negated clause, modality is preserved, the claim has at
     least 2 content tokens, and some compatible passage has a negated clause
@@ -274,7 +274,7 @@ def exact_negation(claim: str, passages: Sequence[PassageView]) -> bool:
 
 
 def entailment_guard(claim: str, passages: Sequence[PassageView]) -> bool:
-    """SPEC §4.4: modality preserved and, for a claim without a negated clause, no
+    """docs/decision.md §4.4: modality preserved and, for a claim without a negated clause, no
     passage has one."""
     if not modality_preserved(claim, passages):
         return False
@@ -284,7 +284,7 @@ def entailment_guard(claim: str, passages: Sequence[PassageView]) -> bool:
 
 
 def refutation_guard(claim: str, passages: Sequence[PassageView]) -> bool:
-    """SPEC §4.6: modality preserved, and the claim has a negation/correction cue, or
+    """docs/decision.md §4.6: modality preserved, and the claim has a negation/correction cue, or
     claim and passages (raw texts joined by line breaks) name differing values of one
     kind, or :func:`exact_negation` holds."""
     if not modality_preserved(claim, passages):
@@ -297,14 +297,14 @@ def refutation_guard(claim: str, passages: Sequence[PassageView]) -> bool:
 
 
 def join_premise(texts: Sequence[str]) -> str:
-    """Join passages into one premise: ``"[E1] a\\n[E2] b"``; one passage is its bare text (SPEC §3)."""
+    """Join passages into one premise: ``"[E1] a\\n[E2] b"``; one passage is its bare text (docs/decision.md §3)."""
     if len(texts) == 1:
         return texts[0]
     return "\n".join(f"[E{index}] {text}" for index, text in enumerate(texts, start=1))
 
 
 def split_segments(text: str) -> list[str]:
-    """Split a passage into segments at line breaks and sentence ends (SPEC §5).
+    """Split a passage into segments at line breaks and sentence ends (docs/decision.md §5).
 
     Line breaks are Python's line boundaries (:meth:`str.splitlines`: ``\\n``,
     ``\\r\\n``, ``\\r``, U+2028 and the other Unicode separators). Segments are
@@ -321,7 +321,7 @@ def split_segments(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class LocalizedPremise:
-    """Result of localizing a blocked group (SPEC §5).
+    """Result of localizing a blocked group (docs/decision.md §5).
 
     ``included_segment_numbers`` has one sorted tuple of one-based segment
     numbers per passage of the group; ``premise`` is ``None`` when no passage
@@ -341,7 +341,7 @@ def _segment_kept(
 
 
 def localize(claim: str, passages: Sequence[PassageView]) -> LocalizedPremise:
-    """Build the localized recheck premise of SPEC §5 for a guard-blocked group.
+    """Build the localized recheck premise of docs/decision.md §5 for a guard-blocked group.
 
     A segment is kept when, alone with its passage's provenance, it preserves
     the claim's modality and — for a claim without a negated clause — has no

@@ -104,7 +104,7 @@ class Verification:
         )
 
     def classify(self, groups: Sequence[tuple[int, ...]], scores: np.ndarray) -> Generator[list[str], np.ndarray, _Stage]:
-        """SPEC §3 steps 4–5 over one set of scored groups; yields once for rechecks."""
+        """docs/decision.md §3 steps 4–5 over one set of scored groups; yields once for rechecks."""
         config = self.config
         stage = _Stage()
         # Step 4: support.
@@ -175,7 +175,7 @@ class Verification:
         return stage
 
     def run(self, requires_complete_set: bool) -> Procedure:
-        """The whole staged procedure of SPEC §3."""
+        """The whole staged procedure of docs/decision.md §3."""
         config = self.config
         if requires_complete_set:
             return self.result(ClaimVerificationStatus.INCOMPLETE, limitations=(COMPLETE_SET_LIMITATION,))
@@ -252,7 +252,7 @@ class Verification:
         return tuple(self.evidence[index].memory_id for index in group)
 
     def _rank(self, group: tuple[int, ...], probability: float) -> tuple[int, float, tuple[str, ...]]:
-        """SPEC §3 step 8: smallest group, then highest probability, then memory ids as strings."""
+        """docs/decision.md §3 step 8: smallest group, then highest probability, then memory ids as strings."""
         return (len(group), -probability, tuple(str(memory_id) for memory_id in self._ids(group)))
 
     def result(

@@ -1,4 +1,4 @@
-"""The scorer seam (SPEC §7) and two in-library scorers for tests and replay.
+"""The scorer seam (docs/decision.md §7) and two in-library scorers for tests and replay.
 
 A *scorer* is any object with ``score(pairs) -> ndarray (n, 3)`` returning
 (entailment, contradiction, neutral) probabilities for (premise, hypothesis)
@@ -49,7 +49,7 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
         ClaimVerificationError: not an array of real numbers (complex, bool,
             strings and objects are refused), wrong shape,
             non-finite values, a value outside [0, 1], or a row not summing to 1
-            within 1e-5 (SPEC §2). The message names the first offending row.
+            within 1e-5 (docs/decision.md §2). The message names the first offending row.
     """
     try:
         raw = np.asarray(scores)

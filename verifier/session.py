@@ -18,12 +18,16 @@ from .types import ClaimVerificationError
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from onnxruntime import InferenceSession, SessionOptions  # type: ignore[import-untyped,unused-ignore]
 
+    from .manifest import Manifest
+
 __all__ = [
+    "KNOWN_INPUTS",
     "GRAPH_OPTIMIZATION_LEVELS",
     "DEFAULT_PROVIDERS",
     "session_options",
     "check_providers",
     "create_session",
+    "graph_io",
 ]
 
 #: Accepted ``graph_optimization_level`` names (onnxruntime ``GraphOptimizationLevel``:
@@ -31,6 +35,8 @@ __all__ = [
 GRAPH_OPTIMIZATION_LEVELS: tuple[str, ...] = ("disable", "basic", "extended", "all")
 #: Execution providers used when none are requested: CPU only.
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
+#: Graph inputs the engine knows how to feed (all int64, shape (batch, length)).
+KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 
 
 def session_options(
@@ -146,3 +152,43 @@ def create_session(
         )
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
         raise error(f"onnxruntime cannot load {name}: {' '.join(str(exc).split())}") from exc
+
+
+def graph_io(session: "InferenceSession", manifest: "Manifest", where: "str | os.PathLike[str]") -> tuple[tuple[str, ...], str, bool]:
+    """Check a session's graph against the manifest; return its input names, logits output name and
+    whether ``token_type_ids`` is fed.
+
+    The engine feeds int64 (batch, length) ``input_ids`` plus optionally
+    ``attention_mask`` and ``token_type_ids``; the output must be named
+    ``logits`` (or be the only one) with shape (batch, number of labels).
+
+    Raises:
+        ClaimVerificationError: an input the engine cannot feed, a non-int64
+            input, inputs that differ from the manifest's, or an unusable output.
+    """
+    inputs = session.get_inputs()
+    names = tuple(node.name for node in inputs)
+    unknown = [name for name in names if name not in KNOWN_INPUTS]
+    if unknown or "input_ids" not in names:
+        raise ClaimVerificationError(
+            f"{where} has inputs {list(names)}; the engine feeds input_ids plus optionally "
+            f"{sorted(KNOWN_INPUTS - {'input_ids'})}"
+        )
+    for node in inputs:
+        if node.type != "tensor(int64)":
+            raise ClaimVerificationError(f"{where} input {node.name} has type {node.type}; expected tensor(int64)")
+    if set(names) != set(manifest.inputs):
+        raise ClaimVerificationError(f"{where} has inputs {list(names)} but the manifest records {list(manifest.inputs)}")
+    outputs = session.get_outputs()
+    output_names = [node.name for node in outputs]
+    if "logits" in output_names:
+        output = outputs[output_names.index("logits")]
+    elif len(outputs) == 1:
+        output = outputs[0]
+    else:
+        raise ClaimVerificationError(f"{where} has outputs {output_names} and none is named 'logits'")
+    shape = list(output.shape)
+    width = len(manifest.labels)
+    if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != width):
+        raise ClaimVerificationError(f"{where} output {output.name} has shape {shape}; expected (batch, {width})")
+    return names, output.name, "token_type_ids" in names

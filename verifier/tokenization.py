@@ -1,4 +1,4 @@
-"""The one place the runtime tokenizer is configured (STYLE §8).
+"""The one place the runtime tokenizer is configured .
 
 Both the engine and the exporter's parity gate call :func:`load_tokenizer`, so
 the token ids the runtime feeds onnxruntime are exactly the ids the parity gate

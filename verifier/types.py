@@ -1,4 +1,4 @@
-"""The public contract of the verifier (SPEC §1): frozen pydantic v2 models.
+"""The public contract of the verifier (docs/decision.md §1): frozen pydantic v2 models.
 
 Every model here is frozen and rejects unknown fields (``extra="forbid"``), so
 a typo in a field name, an out-of-range threshold or a NaN is a
@@ -13,10 +13,11 @@ Exceptions::
     ValueError
      └── pydantic.ValidationError bad input (names the field and the limit)
 
-The field names *and their order* of :class:`ClaimEvidence`,
-:class:`EvidenceGroupScore`, :class:`LocalizedEvidenceAssessment` and
-:class:`ClaimVerificationConfig` are part of the audit digests (SPEC §6):
-never reorder or rename them.
+The field names of :class:`ClaimEvidence`, :class:`EvidenceGroupScore`,
+:class:`LocalizedEvidenceAssessment` and :class:`ClaimVerificationConfig` are
+part of the audit digests (docs/audit.md): never rename them or add a field
+with a default that would be dumped (canonical JSON sorts keys, so their order
+does not matter; the order of passages and groups does).
 """
 
 from __future__ import annotations
@@ -64,11 +65,11 @@ __all__ = [
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-base"
 #: Immutable Hugging Face revision of :data:`DEFAULT_MODEL` pinned by the contract.
 DEFAULT_REVISION = "6c749ce3425cd33b46d187e45b92bbf96ee12ec7"
-#: Schema version written into new results (SPEC §1; schema 3 adds localized rechecks).
+#: Schema version written into new results (docs/decision.md §1; schema 3 adds localized rechecks).
 SCHEMA_VERSION: Literal[3] = 3
 #: Schema versions that still validate when results are read back.
 SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
-#: Probabilities of one group must sum to 1 within this tolerance (SPEC §1).
+#: Probabilities of one group must sum to 1 within this tolerance (docs/decision.md §1).
 PROBABILITY_SUM_TOLERANCE = 1e-5
 
 
@@ -81,7 +82,7 @@ class ClaimVerificationError(RuntimeError):
 
 
 class ClaimVerificationStatus(str, Enum):
-    """Outcome of one verification (SPEC §1, §3 step 7)."""
+    """Outcome of one verification (docs/decision.md §1, §3 step 7)."""
 
     SUPPORTED = "supported"
     REFUTED = "refuted"
@@ -101,7 +102,7 @@ class SourceType(str, Enum):
 
 
 class EpistemicType(str, Enum):
-    """How a memory is known (SPEC §4.2 uses hypothetical, conditional, deprecated, unverified)."""
+    """How a memory is known (docs/decision.md §4.2 uses hypothetical, conditional, deprecated, unverified)."""
 
     OBSERVED = "observed"
     ASSERTED = "asserted"
@@ -113,7 +114,7 @@ class EpistemicType(str, Enum):
 
 
 class LifecycleState(str, Enum):
-    """Lifecycle of a memory (superseded, deprecated and archived never decide, SPEC §4.2)."""
+    """Lifecycle of a memory (superseded, deprecated and archived never decide, docs/decision.md §4.2)."""
 
     TENTATIVE = "tentative"
     STABLE = "stable"
@@ -142,7 +143,7 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class ClaimVerificationConfig(BaseModel):
-    """The decision configuration (SPEC §1). All ten fields, and only these, are digested.
+    """The decision configuration (docs/decision.md §1). All ten fields, and only these, are digested.
 
     ``model`` and ``revision`` are meant to be changed together: a revision is
     an immutable Hugging Face commit of that model. Runtime settings (model
@@ -171,8 +172,8 @@ class ClaimVerificationConfig(BaseModel):
 class ClaimEvidence(BaseModel):
     """One evidence passage (a retrieved memory) with its typed provenance.
 
-    Field names and order are digested (SPEC §6): ``evidence_sha256`` covers
-    all nine fields, nulls included, in caller order.
+    Field names are digested (docs/audit.md): ``evidence_sha256`` covers all nine
+    fields, nulls included, passages in caller order.
     """
 
     model_config = _FROZEN
@@ -217,7 +218,7 @@ class EvidenceGroupScore(BaseModel):
 
 
 class LocalizedEvidenceAssessment(BaseModel):
-    """One localized recheck of a guard-blocked entailing group (SPEC §5, schema 3).
+    """One localized recheck of a guard-blocked entailing group (docs/decision.md §5, schema 3).
 
     ``included_segment_numbers`` holds one sorted tuple of one-based segment
     numbers per passage of the group (empty when nothing of that passage was
@@ -257,7 +258,7 @@ class LocalizedEvidenceAssessment(BaseModel):
 
 
 class ClaimVerification(BaseModel):
-    """The auditable result of one verification (SPEC §1, §3, §6).
+    """The auditable result of one verification (docs/decision.md §1, §3; digests: docs/audit.md).
 
     Schema 3 results are written; schema 1 and 2 results (without
     ``localized_assessments``, and for schema 1 without the bases) still

@@ -1,0 +1,217 @@
+"""One model directory, loaded: verified files, tokenizer, onnxruntime session, graph I/O.
+
+:meth:`LoadedModel.load` opens the directory with
+:meth:`verifier.model_directory.ModelDirectory.open`, loads the tokenizer,
+builds the session through :mod:`verifier.session` (or a caller's session
+factory) and checks the graph; :meth:`LoadedModel.run` tokenizes pairs once
+and runs them in planned, padded batches (:mod:`verifier.batching`);
+:meth:`LoadedModel.check_golden` re-scores ``golden.json``
+(:mod:`verifier.golden`). :class:`verifier.engine.OnnxScorer` holds one of
+these behind its load lock; everything here is read-only once built.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .batching import BATCH_OVERHEAD_TOKENS, BatchedLogits, run_batches
+from .golden import DEFAULT_GOLDEN_ATOL, GOLDEN_NAME, GoldenFormatError, compare_to_golden, quote_indices, read_golden
+from .manifest import Manifest
+from .model_directory import ModelDirectory
+from .session import DEFAULT_PROVIDERS, create_session, graph_io, session_options
+from .tokenization import encode_pairs
+from .types import ClaimVerificationError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from onnxruntime import InferenceSession  # type: ignore[import-untyped,unused-ignore]
+    from tokenizers import Tokenizer  # type: ignore[import-untyped,unused-ignore]
+
+__all__ = ["SessionFactory", "SessionSettings", "BatchSettings", "LoadedModel"]
+
+_LOG = logging.getLogger("verifier.engine")
+
+#: Makes the inference session: ``factory(model, options, providers=...)`` where ``model``
+#: is the verified ONNX file's path (or bytes) and ``options`` come from
+#: :func:`verifier.session.session_options`. The result needs ``run``,
+#: ``get_inputs``, ``get_outputs`` and ``get_providers`` as onnxruntime's
+#: ``InferenceSession`` has them. Default: :func:`verifier.session.create_session`.
+SessionFactory = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """How the session is built (see :func:`verifier.session.session_options`)."""
+
+    providers: tuple[str, ...] = DEFAULT_PROVIDERS
+    intra_op_num_threads: Optional[int] = None
+    inter_op_num_threads: Optional[int] = None
+    graph_optimization_level: str = "all"
+    config_entries: Mapping[str, str] = field(default_factory=dict)
+    factory: SessionFactory = create_session
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How pairs are cut into padded batches (see :func:`verifier.batching.plan_batches`)."""
+
+    max_batch_tokens: int = 8192
+    max_batch_size: Optional[int] = None
+    batch_overhead_tokens: float = BATCH_OVERHEAD_TOKENS
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A verified model directory with its tokenizer and session; read-only."""
+
+    directory: ModelDirectory
+    session: "InferenceSession"
+    tokenizer: "Tokenizer"
+    input_names: tuple[str, ...]
+    output_name: str
+    with_token_type_ids: bool
+    providers: tuple[str, ...]
+
+    @property
+    def manifest(self) -> Manifest:
+        """The verified manifest."""
+        return self.directory.manifest
+
+    @classmethod
+    def load(
+        cls,
+        model_dir: Path,
+        variant: Optional[str],
+        *,
+        expected_model: Optional[str],
+        expected_revision: Optional[str],
+        settings: SessionSettings,
+    ) -> "LoadedModel":
+        """Open, verify and load ``model_dir`` (variant ``variant``).
+
+        Raises:
+            ClaimVerificationError: any check of
+                :meth:`~verifier.model_directory.ModelDirectory.open`, an unloadable
+                tokenizer, an unavailable provider, an unloadable model, or a graph
+                the engine cannot feed (:func:`verifier.session.graph_io`).
+        """
+        directory = ModelDirectory.open(
+            model_dir, variant, expected_model=expected_model, expected_revision=expected_revision
+        )
+        if directory.random_weights:
+            _LOG.warning("%s holds a random-weights model: its probabilities mean nothing", model_dir)
+        tokenizer = directory.load_tokenizer()
+        options = session_options(
+            intra_op_num_threads=settings.intra_op_num_threads,
+            inter_op_num_threads=settings.inter_op_num_threads,
+            graph_optimization_level=settings.graph_optimization_level,
+            config_entries=settings.config_entries,
+        )
+        session = settings.factory(directory.model_path, options, providers=settings.providers)
+        input_names, output_name, with_token_type_ids = graph_io(session, directory.manifest, directory.model_path)
+        loaded = cls(
+            directory=directory,
+            session=session,
+            tokenizer=tokenizer,
+            input_names=input_names,
+            output_name=output_name,
+            with_token_type_ids=with_token_type_ids,
+            providers=tuple(session.get_providers()),
+        )
+        _LOG.debug(
+            "loaded %s (%s @ %s) from %s with %s",
+            directory.model_file, directory.manifest.model, directory.manifest.resolved_revision,
+            model_dir, ", ".join(loaded.providers),
+        )
+        return loaded
+
+    def run(self, pairs: Sequence[tuple[str, str]], batching: BatchSettings) -> BatchedLogits:
+        """Tokenize ``pairs`` once and run them in planned batches; logits in caller order.
+
+        Raises:
+            ClaimVerificationError: tokenization or onnxruntime failed, or the model
+                returned logits of the wrong shape or dtype, or non-finite logits
+                (the message names the batch and the pair indices).
+        """
+        try:
+            encodings = encode_pairs(self.tokenizer, pairs)
+        except Exception as exc:  # tokenizers raises plain Exception subclasses
+            raise ClaimVerificationError(f"tokenization of {len(pairs)} pairs failed: {exc}") from exc
+        width = len(self.manifest.labels)
+
+        def run_batch(feed: Mapping[str, np.ndarray], indices: np.ndarray, number: int, total: int) -> np.ndarray:
+            rows = len(indices)
+            where = f"batch {number + 1}/{total} (pair indices {quote_indices(indices.tolist())})"
+            inputs = {name: feed[name] for name in self.input_names}
+            try:
+                outputs = self.session.run([self.output_name], inputs)
+            except Exception as exc:  # onnxruntime raises its own Exception subclasses
+                raise ClaimVerificationError(f"onnxruntime failed on {where}: {exc}") from exc
+            logits = np.asarray(outputs[0])
+            if logits.shape != (rows, width):
+                raise ClaimVerificationError(
+                    f"model returned logits of shape {logits.shape} for {where}; expected ({rows}, {width})"
+                )
+            if not np.issubdtype(logits.dtype, np.floating):
+                raise ClaimVerificationError(f"model returned {logits.dtype} logits for {where}; expected float")
+            finite = np.isfinite(logits).all(axis=1)
+            if not finite.all():
+                bad = indices[~finite].tolist()
+                raise ClaimVerificationError(f"model returned non-finite logits in {where} for pairs {quote_indices(bad)}")
+            return logits.astype(np.float32, copy=False)
+
+        return run_batches(
+            encodings,
+            run_batch,
+            width=width,
+            pad_token_id=self.manifest.pad_token_id,
+            with_token_type_ids=self.with_token_type_ids,
+            max_batch_tokens=batching.max_batch_tokens,
+            max_batch_size=batching.max_batch_size,
+            batch_overhead_tokens=batching.batch_overhead_tokens,
+        )
+
+    def check_golden(self, batching: BatchSettings) -> None:
+        """Re-score ``golden.json``; refuse the model beyond the parity tolerance.
+
+        Checks, collecting every failure before deciding: the runtime token
+        ids equal the recorded ones; every argmax agrees; and the gates of the
+        parity report (the variant's own for a variant) hold: max |Δlogit|
+        against the PyTorch reference ≤ ``atol`` and max |Δprobability| ≤
+        ``max_prob_diff_gate``, each when recorded. A report with neither falls
+        back to golden.json's ``atol`` (else 1e-4).
+
+        Raises:
+            ClaimVerificationError: golden.json unrecorded, unreadable or
+                malformed, or any of the checks above failed (all are listed).
+        """
+        directory = self.directory
+        manifest = directory.manifest
+        path = directory.path / GOLDEN_NAME
+        if GOLDEN_NAME not in manifest.files:
+            raise ClaimVerificationError(f"verify_golden: {GOLDEN_NAME} is not recorded in the manifest of {directory.path}")
+        try:
+            golden = read_golden(path)
+            reference = golden.logits(manifest.labels)
+        except GoldenFormatError as exc:
+            raise ClaimVerificationError(f"verify_golden: {path}: {exc}") from exc
+        except OSError as exc:
+            raise ClaimVerificationError(f"verify_golden: cannot read {path}: {exc}") from exc
+        parity = directory.parity
+        atol, gate = parity.atol, parity.max_prob_diff_gate
+        if atol is None and gate is None:  # an ungated report: golden.json's own tolerance
+            atol = golden.atol if golden.atol is not None else DEFAULT_GOLDEN_ATOL
+        encodings = encode_pairs(self.tokenizer, golden.pairs)
+        actual = self.run(golden.pairs, batching).logits
+        comparison = compare_to_golden(
+            reference, [actual], token_ids=[encoding.ids for encoding in encodings], recorded_ids=golden.recorded_ids
+        )
+        failures = comparison.failures(atol=atol, max_prob_diff=gate)
+        if failures:
+            raise ClaimVerificationError(
+                f"verify_golden: {directory.model_path} disagrees with its golden.json: " + "; ".join(failures)
+            )
