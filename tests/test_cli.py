@@ -10,7 +10,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
@@ -89,29 +89,30 @@ def fake_model_dir(tmp_path: Path) -> Path:
     return directory
 
 
+#: What ``cli.main(make_verifier=...)`` takes: ``(config, runtime) -> ClaimVerifier``.
+VerifierFactory = Callable[[ClaimVerificationConfig, RuntimeOptions], ClaimVerifier]
+
+
 class Built:
-    """What the patched verifier factory saw."""
+    """A verifier factory over a ScriptedScorer (``make``, passed to ``cli.main``), and what it built."""
 
     def __init__(self) -> None:
         self.verifiers: list[ClaimVerifier] = []
         self.scorers: list[ScriptedScorer] = []
 
+    def make(self, config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
+        scorer = ScriptedScorer(SCRIPT, default=NEUTRAL, resolved_revision="feedface")
+        verifier = ClaimVerifier(config, scorer=scorer, runtime=runtime)
+        self.scorers.append(scorer)
+        self.verifiers.append(verifier)
+        return verifier
+
 
 @pytest.fixture()
 def scripted(monkeypatch: pytest.MonkeyPatch) -> Built:
-    """Make the CLI build its verifier over a ScriptedScorer (no model needed)."""
-    built = Built()
-
-    def make(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
-        scorer = ScriptedScorer(SCRIPT, default=NEUTRAL, resolved_revision="feedface")
-        verifier = ClaimVerifier(config, scorer=scorer, runtime=runtime)
-        built.scorers.append(scorer)
-        built.verifiers.append(verifier)
-        return verifier
-
-    monkeypatch.setattr(cli, "_make_verifier", make)
+    """A factory for ``run_main(..., make_verifier=scripted.make)``: the CLI's verifier over a ScriptedScorer (no model needed)."""
     monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
-    return built
+    return Built()
 
 
 def rows_of(path: Path) -> list[dict[str, Any]]:
@@ -122,8 +123,10 @@ def results_of(text: str) -> list[ClaimVerification]:
     return [ClaimVerification.model_validate_json(line) for line in text.splitlines()]
 
 
-def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
+def run_main(
+    capsys: pytest.CaptureFixture[str], *argv: str, make_verifier: Optional[VerifierFactory] = None
+) -> tuple[int, str, str]:
+    code = cli.main(list(argv), make_verifier=make_verifier)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -148,7 +151,7 @@ def good_row(n: int, claim: str = "The deployment date is May 4.") -> dict[str, 
 
 
 def test_examples_jsonl_to_jsonl(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
-    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir))
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert code == 0, err
     inputs = rows_of(CLAIMS)
     results = results_of(out)
@@ -196,7 +199,7 @@ def test_examples_jsonl_to_jsonl(capsys: pytest.CaptureFixture[str], scripted: B
 
 
 def test_quiet_and_no_tty_have_no_progress(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
-    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "--quiet")
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "--quiet", make_verifier=scripted.make)
     assert code == 0
     assert err == ""
     assert len(out.splitlines()) == 41
@@ -205,11 +208,11 @@ def test_quiet_and_no_tty_have_no_progress(capsys: pytest.CaptureFixture[str], s
 def test_output_file_is_atomic_and_equals_stdout(
     capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
 ) -> None:
-    code, stdout_text, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    code, stdout_text, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", make_verifier=scripted.make)
     assert code == 0
     target = tmp_path / "out" / "results.jsonl"
     target.parent.mkdir()
-    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "-o", str(target))
+    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "-o", str(target), make_verifier=scripted.make)
     assert code == 0 and out == ""
     assert target.read_text(encoding="utf-8") == stdout_text
     assert sorted(p.name for p in target.parent.iterdir()) == ["results.jsonl"]  # no temp file left
@@ -227,8 +230,8 @@ def current_umask() -> int:
 
 
 def test_digests_deterministic_across_runs(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
-    _, first, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
-    _, second, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--schedule", "eager")
+    _, first, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", make_verifier=scripted.make)
+    _, second, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--schedule", "eager", make_verifier=scripted.make)
     assert first == second
     assert len({r.evaluation_id for r in results_of(first)}) == 41
 
@@ -243,6 +246,7 @@ def test_decision_options_reach_the_digested_config(
         "--group-candidate-limit", "4", "--max-evidence", "10", "--batch-size", "7",
         "--entailment-policy", "model_only", "--refutation-policy", "model_only",
         "--threads", "2", "--max-batch-tokens", "1024", "--schedule", "eager",
+        make_verifier=scripted.make,
     )  # fmt: skip
     assert code == 0
     expected = ClaimVerificationConfig(
@@ -268,9 +272,10 @@ def test_decision_options_reach_the_digested_config(
 
 
 def test_runtime_options_never_change_digests(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
-    _, plain, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    _, plain, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", make_verifier=scripted.make)
     _, tuned, _ = run_main(
-        capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--threads", "3", "--max-batch-tokens", "512"
+        capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--threads", "1", "--max-batch-tokens", "512",
+        make_verifier=scripted.make,
     )
     assert plain == tuned
     default_config = ClaimVerificationConfig(model=FAKE_MODEL, revision=FAKE_REVISION)
@@ -281,7 +286,8 @@ def test_model_and_revision_options_override_manifest(
     capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path
 ) -> None:
     code, out, _ = run_main(
-        capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--model", "org/other", "--revision", "r2"
+        capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", "--model", "org/other", "--revision", "r2",
+        make_verifier=scripted.make,
     )
     assert code == 0
     assert {(r.model, r.requested_revision) for r in results_of(out)} == {("org/other", "r2")}
@@ -292,7 +298,7 @@ def test_local_export_without_revision_records_model_file_digest(
 ) -> None:
     """A local export records no revision: results name the model file's sha256 instead of the pinned default."""
     write_manifest(tmp_path / "local", revision=None)
-    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path / "local"), "-q")
+    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path / "local"), "-q", make_verifier=scripted.make)
     assert code == 0
     digest = hashlib.sha256(b"not a real model").hexdigest()
     assert {r.requested_revision for r in results_of(out)} == {f"sha256:{digest}"}
@@ -302,7 +308,7 @@ def test_stdin_input(capsys: pytest.CaptureFixture[str], scripted: Built, fake_m
     import io
 
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(good_row(1)) + "\n\n" + json.dumps(good_row(2)) + "\n"))
-    code, out, _ = run_main(capsys, "verify", "-", "--model-dir", str(fake_model_dir), "-q")
+    code, out, _ = run_main(capsys, "verify", "-", "--model-dir", str(fake_model_dir), "-q", make_verifier=scripted.make)
     assert code == 0
     assert [r.status for r in results_of(out)] == [ClaimVerificationStatus.SUPPORTED] * 2
 
@@ -311,9 +317,9 @@ def test_stdin_input(capsys: pytest.CaptureFixture[str], scripted: Built, fake_m
 
 
 def test_bundle_files_whole_json_equals_jsonl(capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path) -> None:
-    code, from_json, err = run_main(capsys, "verify", str(EXAMPLES / "bundle.json"), "--model-dir", str(fake_model_dir), "-q")
+    code, from_json, err = run_main(capsys, "verify", str(EXAMPLES / "bundle.json"), "--model-dir", str(fake_model_dir), "-q", make_verifier=scripted.make)
     assert code == 0, err
-    code, from_jsonl, err = run_main(capsys, "verify", str(EXAMPLES / "bundles.jsonl"), "--model-dir", str(fake_model_dir), "-q")
+    code, from_jsonl, err = run_main(capsys, "verify", str(EXAMPLES / "bundles.jsonl"), "--model-dir", str(fake_model_dir), "-q", make_verifier=scripted.make)
     assert code == 0, err
     assert from_json == from_jsonl
     launch, checklist, owner = results_of(from_json)
@@ -341,7 +347,7 @@ def test_bundle_rendered_without_citations_is_a_line_error(
         },
     }
     path = write_jsonl(tmp_path / "in.jsonl", [good_row(1), row])
-    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir))
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert code == 2 and out == ""
     assert f"{path} line 2: field bundle: bundle was rendered without citations" in err
 
@@ -352,7 +358,7 @@ def test_bundle_unknown_evidence_ref_is_a_line_error(
     row = json.loads((EXAMPLES / "bundles.jsonl").read_text(encoding="utf-8").splitlines()[0])
     row["evidence_refs"] = ["M1", "M7"]
     path = write_jsonl(tmp_path / "in.jsonl", [row])
-    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir))
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert code == 2 and out == ""
     assert f"{path} line 1: field evidence_refs: evidence_refs names no candidate of the bundle: 'M7'" in err
 
@@ -412,7 +418,7 @@ def test_malformed_line_names_line_and_field_and_writes_nothing(
     path = write_jsonl(tmp_path / "in.jsonl", [good_row(1), good_row(2), bad, good_row(4)])
     target = tmp_path / "results.jsonl"
     target.write_text("previous results\n", encoding="utf-8")
-    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target))
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target), make_verifier=scripted.make)
     assert code == 2
     assert out == ""
     assert f"error: {path} {expected}" in err
@@ -427,9 +433,29 @@ def test_too_many_passages_names_the_maximum(
     capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
 ) -> None:
     path = write_jsonl(tmp_path / "in.jsonl", [good_row(1)])
-    code, _, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "--max-evidence", "1")
+    code, _, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "--max-evidence", "1", make_verifier=scripted.make)
     assert code == 2
     assert f"{path} line 1: field evidence: 2 passages exceed max_evidence=1" in err
+
+
+def test_lone_surrogate_in_claim_names_line_and_field(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    """A claim with a lone surrogate (JSON ``"\\ud800"``) is refused when the row is read (validate_request)."""
+    bad = {**good_row(2), "claim": "\ud800 x"}
+    path = write_jsonl(tmp_path / "in.jsonl", [good_row(1), bad])
+    assert '"\\ud800 x"' in path.read_text(encoding="utf-8")
+    target = tmp_path / "results.jsonl"
+    code, out, err = run_main(
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target), make_verifier=scripted.make
+    )
+    assert (code, out) == (2, "")
+    lines = err.splitlines()
+    assert len(lines) == 2, err
+    assert lines[0].startswith(f"error: {path} line 2: field claim: ")
+    assert lines[1] == f"error: 1 invalid row in {path}; nothing written"
+    assert listing(tmp_path) == ["fake-model", "in.jsonl"]  # nothing written, no temporary file left
+    assert scripted.verifiers == []  # refused before any model work
 
 
 def test_skip_invalid_reports_skips_and_maps_rows(
@@ -441,7 +467,8 @@ def test_skip_invalid_reports_skips_and_maps_rows(
     )
     row_map = tmp_path / "rows.jsonl"
     code, out, err = run_main(
-        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "--skip-invalid", "--row-map", str(row_map)
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "--skip-invalid", "--row-map", str(row_map),
+        make_verifier=scripted.make,
     )
     assert code == 0
     assert f"skipped: {path} line 2: field claim: must be a string" in err
@@ -456,7 +483,7 @@ def test_too_many_invalid_rows_are_counted_not_listed(
     capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
 ) -> None:
     path = write_jsonl(tmp_path / "in.jsonl", ["{}"] * 25)
-    code, _, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir))
+    code, _, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 22
@@ -465,14 +492,14 @@ def test_too_many_invalid_rows_are_counted_not_listed(
 
 
 def test_missing_input_file(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
-    code, out, err = run_main(capsys, "verify", str(tmp_path / "nope.jsonl"))
+    code, out, err = run_main(capsys, "verify", str(tmp_path / "nope.jsonl"), make_verifier=scripted.make)
     assert (code, out) == (2, "")
     assert err == f"error: input file {tmp_path / 'nope.jsonl'} does not exist\n"
 
 
 def test_missing_model_dir_says_how_to_create_it(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
     missing = tmp_path / "no-model"
-    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(missing))
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(missing), make_verifier=scripted.make)
     assert (code, out) == (1, "")
     assert err.count("\n") == 1
     assert err == (
@@ -484,7 +511,7 @@ def test_missing_model_dir_says_how_to_create_it(capsys: pytest.CaptureFixture[s
 
 
 def test_model_dir_without_manifest(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
-    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path))
+    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path), make_verifier=scripted.make)
     assert code == 1
     assert err.startswith(f"error: model directory {tmp_path} has no manifest.json; create it once with `python -m export --output {tmp_path}`")
 
@@ -493,7 +520,7 @@ def test_default_model_dir_comes_from_environment(
     capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAIM_VERIFIER_MODEL_DIR", str(fake_model_dir))
-    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "-q")
+    code, out, _ = run_main(capsys, "verify", str(CLAIMS), "-q", make_verifier=scripted.make)
     assert code == 0
     assert {r.model for r in results_of(out)} == {FAKE_MODEL}
 
@@ -503,7 +530,7 @@ def test_claims_needing_no_model_run_without_one(
 ) -> None:
     rows = [row for row in rows_of(CLAIMS) if row.get("requires_complete_set") or not row["evidence"]]
     path = write_jsonl(tmp_path / "in.jsonl", rows)
-    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(tmp_path / "absent"))
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(tmp_path / "absent"), make_verifier=scripted.make)
     assert code == 0, err
     results = results_of(out)
     assert [r.status.value for r in results] == ["insufficient", "incomplete", "incomplete", "incomplete", "incomplete"]
@@ -514,7 +541,7 @@ def test_claims_needing_no_model_run_without_one(
 
 def test_unreadable_manifest(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
     (tmp_path / MANIFEST_NAME).write_text('{"model": "x"}', encoding="utf-8")
-    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path))
+    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path), make_verifier=scripted.make)
     assert code == 1
     assert err.startswith(f"error: unreadable {tmp_path / MANIFEST_NAME}: field ")
     assert err.count("\n") == 1
@@ -560,7 +587,7 @@ def test_parser_rejects_bad_values(capsys: pytest.CaptureFixture[str], argv: lis
     ],
 )
 def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str], scripted: Built, argv: list[str], message: str) -> None:
-    code, out, err = run_main(capsys, *argv)
+    code, out, err = run_main(capsys, *argv, make_verifier=scripted.make)
     assert (code, out) == (2, "")
     assert err == message + "\n"
 
@@ -575,6 +602,7 @@ def test_one_off_human_readable(capsys: pytest.CaptureFixture[str], scripted: Bu
         "--claim", "Ravi owns the ingestion pipeline.",
         "--evidence", "Ravi owns the ingestion pipeline.",
         "--evidence", "Ravi no longer owns ingestion; Tessa owns it.",
+        make_verifier=scripted.make,
     )  # fmt: skip
     assert code == 0, err
     lines = out.splitlines()
@@ -598,7 +626,7 @@ def test_one_off_json_uses_deterministic_memory_ids(
         "verify", "--model-dir", str(fake_model_dir), "--json",
         "--claim", "The user deployed the release.", "--evidence", "I want to deploy after the tests pass.",
     ]  # fmt: skip
-    code, out, _ = run_main(capsys, *argv)
+    code, out, _ = run_main(capsys, *argv, make_verifier=scripted.make)
     assert code == 0
     (result,) = results_of(out)
     assert result.status is ClaimVerificationStatus.INSUFFICIENT
@@ -607,7 +635,7 @@ def test_one_off_json_uses_deterministic_memory_ids(
     assert result.group_scores[0].memory_ids == (expected_id,)
     assert result.group_scores[0].references == ("E1",)
     assert cli.cli_memory_id("  I want to deploy after the tests pass.\n") == expected_id
-    assert run_main(capsys, *argv)[1] == out  # same digests on a second run
+    assert run_main(capsys, *argv, make_verifier=scripted.make)[1] == out  # same digests on a second run
 
 
 def test_one_off_localized_recheck_and_limitations(
@@ -617,6 +645,7 @@ def test_one_off_localized_recheck_and_limitations(
     code, out, _ = run_main(
         capsys, "verify", "--model-dir", str(fake_model_dir),
         "--claim", "The user enabled passkeys.", "--evidence", "I want to enable passkeys after the security review.",
+        make_verifier=scripted.make,
     )  # fmt: skip
     assert code == 0
     assert "status:  insufficient" in out
@@ -628,17 +657,18 @@ def test_one_off_complete_set_and_no_evidence(capsys: pytest.CaptureFixture[str]
     code, out, _ = run_main(
         capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--complete-set",
         "--claim", "There are exactly four deployment concerns.", "--evidence", "Concern: rollback is untested.",
+        make_verifier=scripted.make,
     )  # fmt: skip
     assert code == 0
     assert "status:  incomplete" in out
     assert "limitations:  complete_set_requires_structured_aggregation" in out
     assert f"model:   {DEFAULT_MODEL} @ " in out and "resolved" not in out
-    code, out, _ = run_main(capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--claim", "Marco approved it.")
+    code, out, _ = run_main(capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--claim", "Marco approved it.", make_verifier=scripted.make)
     assert code == 0 and "status:  insufficient" in out
 
 
 def test_one_off_missing_model(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
-    code, out, err = run_main(capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--claim", "c d", "--evidence", "e f")
+    code, out, err = run_main(capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--claim", "c d", "--evidence", "e f", make_verifier=scripted.make)
     assert (code, out) == (1, "")
     assert "create it once with `python -m export --output " in err
 
@@ -832,11 +862,11 @@ def test_progress_bar_only_on_a_terminal(
     capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir))
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert code == 0 and len(out.splitlines()) == 41
     assert "0/41 [" in err and "claim/s" in err  # a tqdm bar over the 41 claims (cleared at the end)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "--quiet")
+    code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "--quiet", make_verifier=scripted.make)
     assert code == 0 and err == ""
 
 
@@ -865,7 +895,7 @@ def test_whole_json_file_errors_name_items_and_lines(
 ) -> None:
     items = tmp_path / "rows.json"
     items.write_text(json.dumps([good_row(1), 5, {"claim": "x", "evidence": [], "id": 7}], indent=2), encoding="utf-8")
-    code, out, err = run_main(capsys, "verify", str(items), "--model-dir", str(fake_model_dir))
+    code, out, err = run_main(capsys, "verify", str(items), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         f"error: {items} item 2: expected a JSON object, got int",
@@ -874,12 +904,12 @@ def test_whole_json_file_errors_name_items_and_lines(
     ]
     broken = tmp_path / "broken.json"
     broken.write_text('[\n  {"claim": "x"},\n  {"claim": "y" "evidence": []}\n]\n', encoding="utf-8")
-    code, _, err = run_main(capsys, "verify", str(broken), "--model-dir", str(fake_model_dir))
+    code, _, err = run_main(capsys, "verify", str(broken), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert code == 2
     assert err.splitlines()[0] == f"error: {broken} line 3: invalid JSON: Expecting ',' delimiter (column 17)"
     single = tmp_path / "one.json"
     single.write_text(json.dumps(good_row(3), indent=2), encoding="utf-8")
-    code, out, _ = run_main(capsys, "verify", str(single), "--model-dir", str(fake_model_dir), "-q")
+    code, out, _ = run_main(capsys, "verify", str(single), "--model-dir", str(fake_model_dir), "-q", make_verifier=scripted.make)
     assert code == 0 and [r.status for r in results_of(out)] == [ClaimVerificationStatus.SUPPORTED]
 
 
@@ -918,7 +948,8 @@ def test_unwritable_row_map_leaves_no_temp_file(
     work.mkdir()
     target = work / "ok.jsonl"
     code, out, err = run_main(
-        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target), "--row-map", str(row_map)
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target), "--row-map", str(row_map),
+        make_verifier=scripted.make,
     )
     assert (code, out) == (1, "")
     assert err == f"error: cannot write --row-map {row_map}: {reason.format(tmp=tmp_path)}\n"
@@ -935,7 +966,8 @@ def test_row_map_directory_writes_neither_output(
     (tmp_path / "sub").mkdir()
     target = tmp_path / "ok3.jsonl"
     code, out, err = run_main(
-        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target), "--row-map", str(tmp_path / "sub")
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(target), "--row-map", str(tmp_path / "sub"),
+        make_verifier=scripted.make,
     )
     assert (code, out) == (1, "")
     assert err == f"error: --row-map {tmp_path / 'sub'} is a directory; give a file path\n"
@@ -949,7 +981,7 @@ def test_output_directory_is_refused_before_model_work(
 ) -> None:
     """Bug: -o /tmp failed only after the model ran, naming an internal temp path (/.tmp.hmwf6lss.tmp)."""
     path = trial_input(tmp_path)
-    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(tmp_path))
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-o", str(tmp_path), make_verifier=scripted.make)
     assert (code, out) == (1, "")
     assert err == f"error: -o {tmp_path} is a directory; give a file path\n"
     assert scripted.verifiers == []
@@ -983,7 +1015,7 @@ def test_outputs_must_not_overwrite_input_or_each_other(
     (tmp_path / "link.jsonl").symlink_to(path)
     names = {"in": str(path), "link": str(tmp_path / "link.jsonl"), "tmp": str(tmp_path)}
     argv = [option.format(**names) for option in options]
-    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), *argv)
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), *argv, make_verifier=scripted.make)
     assert (code, out) == (2, "")
     assert err == message.format(**names) + "\n"
     assert path.read_bytes() == before
@@ -1019,7 +1051,8 @@ def test_failed_move_restores_both_outputs(
 
     monkeypatch.setattr(os, "replace", replace)
     code, out, err = run_main(
-        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-q", "-o", str(target), "--row-map", str(row_map)
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-q", "-o", str(target), "--row-map", str(row_map),
+        make_verifier=scripted.make,
     )
     assert (code, out) == (1, "")
     assert err == f"error: cannot write --row-map {row_map}: Disk quota exceeded\n"
@@ -1040,7 +1073,8 @@ def test_both_outputs_replace_existing_files(
     target.write_text("old results\n", encoding="utf-8")
     row_map.write_text("old rows\n", encoding="utf-8")
     code, out, err = run_main(
-        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-q", "-o", str(target), "--row-map", str(row_map)
+        capsys, "verify", str(path), "--model-dir", str(fake_model_dir), "-q", "-o", str(target), "--row-map", str(row_map),
+        make_verifier=scripted.make,
     )
     assert (code, out, err) == (0, "", "")
     assert [r.status for r in results_of(target.read_text(encoding="utf-8"))] == [ClaimVerificationStatus.SUPPORTED] * 2
@@ -1051,7 +1085,7 @@ def test_both_outputs_replace_existing_files(
 def test_corrupt_manifest_error_names_no_field(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
     """Bug: a corrupt manifest.json printed "field None: Invalid JSON: ..."."""
     (tmp_path / MANIFEST_NAME).write_text("{\n", encoding="utf-8")
-    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path))
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path), make_verifier=scripted.make)
     assert (code, out) == (1, "")
     assert err == f"error: unreadable {tmp_path / MANIFEST_NAME}: invalid JSON: EOF while parsing an object at line 2 column 0\n"
 
@@ -1067,7 +1101,7 @@ def test_pydantic_wording_becomes_user_words(
             {"claim": "x", "evidence": [{"reference": "M1", "memory_id": "nope", "text": "t"}]},
         ],
     )
-    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir))
+    code, out, err = run_main(capsys, "verify", str(path), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         f"error: {path} line 1: field evidence: must be a list",
@@ -1088,9 +1122,7 @@ def _validation_error() -> Any:
     raise AssertionError("expected a ValidationError")  # pragma: no cover
 
 
-def test_errors_carry_no_pydantic_link(
-    capsys: pytest.CaptureFixture[str], fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_errors_carry_no_pydantic_link(capsys: pytest.CaptureFixture[str], fake_model_dir: Path) -> None:
     """Bug: CLI error lines could end with pydantic's "For further information visit https://errors.pydantic.dev/..."."""
     exc = _validation_error()
     assert "errors.pydantic.dev" in str(exc)
@@ -1099,8 +1131,9 @@ def test_errors_carry_no_pydantic_link(
     def broken_engine(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
         raise ClaimVerificationError(f"{fake_model_dir / MANIFEST_NAME} is not a valid manifest: {exc}")
 
-    monkeypatch.setattr(cli, "_make_verifier", broken_engine)
-    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    code, out, err = run_main(
+        capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", make_verifier=broken_engine
+    )
     assert (code, out) == (1, "")
     assert err == (
         f"error: {fake_model_dir / MANIFEST_NAME} is not a valid manifest: 1 validation error for ClaimRequest "
@@ -1110,8 +1143,7 @@ def test_errors_carry_no_pydantic_link(
     def unexpected(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
         raise exc
 
-    monkeypatch.setattr(cli, "_make_verifier", unexpected)
-    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q")
+    code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(fake_model_dir), "-q", make_verifier=unexpected)
     assert (code, out) == (2, "")
     assert err == "error: ClaimRequest: field evidence: must be a list\n"
 

@@ -1,0 +1,176 @@
+"""Command line of the claim verifier (``python -m verifier``).
+
+Usage::
+
+    python -m verifier verify INPUT [-o OUT.jsonl] [options]
+    python -m verifier verify --claim "The launch is Tuesday." \\
+        --evidence "The launch moved to Wednesday." [--evidence "..."] [options]
+    python -m verifier info [--model-dir DIR] [--verify-files] [--json]
+
+``verify INPUT``
+    Reads claims from ``INPUT`` (a path, or ``-`` for stdin) and writes one
+    :class:`~verifier.types.ClaimVerification` per claim as JSON Lines (the
+    result's ``model_dump_json()``, nothing added) to stdout or, with ``-o``,
+    to a file written atomically (a temporary file in the same directory,
+    moved into place with :func:`os.replace` only after every claim
+    succeeded). **Row i of the output is the result for the i-th claim of the
+    input**; results carry no input ``id`` (the result schema is fixed), so
+    ``--row-map FILE`` writes a JSON line ``{"row": i, "line": n, "id": ...}``
+    per output row (``row`` 0-based in the output, ``line`` 1-based in the
+    input, or the item number for a ``.json`` input) when the caller needs the
+    ids back (e.g. with ``--skip-invalid``). ``-o`` and ``--row-map`` must name
+    two different files, neither of them ``INPUT`` (exit 2); both are checked
+    (an existing directory, a missing parent, an unwritable directory: exit 1)
+    and their temporary files created before any model work, and they are
+    moved into place together or not at all: after any failure no temporary
+    file remains and existing files are left as they were
+    (:mod:`verifier.cli.output`). A summary table (counts per status,
+    claims/s, model calls, pairs scored, elapsed) goes to stderr unless
+    ``--quiet``; a progress bar goes to stderr only when stderr is a terminal
+    and not ``--quiet``.
+
+``verify --claim ... --evidence ...``
+    One-off check with human-readable output on stdout (or the JSON result
+    with ``--json``). Passages get references ``E1``, ``E2``, ... in the order
+    given, and memory ids ``uuid5(CLI_EVIDENCE_NAMESPACE, text)`` of the
+    stripped text (:func:`cli_memory_id`), so the same passage always has the
+    same id and the result digests are reproducible.
+
+``info``
+    The manifest of an exported model directory in readable form: model,
+    revisions, source, labels, inputs, opset, files, parity report, versions,
+    and a warning for random-weights (smoke) models. ``--verify-files``
+    re-hashes every file against the manifest.
+
+Input format
+------------
+JSON Lines of evidence rows (:class:`~verifier.types.ClaimRequest`) and
+bundle rows (:class:`~verifier.bundle.BundleClaimRequest`, any row with a
+``bundle`` key), or a whole ``.json`` file holding one such object or an
+array of them; see :mod:`verifier.cli.inputs` for the full format. Every row
+is validated once (docs/decision.md §2) before any model work; an invalid row
+is reported as ``INPUT line N: field F: ...`` and the command exits with
+status 2 without writing any output, unless ``--skip-invalid``.
+
+Options and the audit digests
+-----------------------------
+The decision options (thresholds, group limits, ``--max-evidence``,
+``--batch-size``, policies, ``--model``/``--revision``) set the digested
+:class:`~verifier.types.ClaimVerificationConfig` (docs/decision.md §1,
+docs/audit.md); ``--model-dir``, ``--threads``, ``--max-batch-tokens`` and
+``--schedule`` are runtime settings and never change a digest. ``--model``
+and ``--revision`` default to the model directory's manifest. See
+:mod:`verifier.cli.common` for the details and the model directory's default.
+
+Exit status
+-----------
+0 success; 1 the model directory is missing or the model failed
+(:class:`~verifier.types.ClaimVerificationError`), or output could not be
+written; 2 bad usage or invalid input (argparse errors included); 130
+interrupted. Errors are one line on stderr, never a traceback
+(:func:`verifier.cli.errors.report`). A model failure in the middle of a run
+leaves no output file with ``-o``; on stdout, the results of chunks already
+finished (1024 claims each) stay written.
+
+Modules
+-------
+:mod:`~verifier.cli.inputs` (reading INPUT), :mod:`~verifier.cli.output`
+(atomic output files), :mod:`~verifier.cli.render` (readable text),
+:mod:`~verifier.cli.errors` (messages and exit codes),
+:mod:`~verifier.cli.common` (argument types, configuration), and one module
+per subcommand (:mod:`~verifier.cli.verify`, :mod:`~verifier.cli.info`),
+listed in :data:`SUBCOMMANDS`. A new subcommand is one new module with
+``add_parser(subparsers)`` and ``run(args, context) -> int``, added there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import typing
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+from . import info, verify
+from .common import Context, Subcommand, SubcommandParser
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, report
+from .inputs import CLI_EVIDENCE_NAMESPACE, InputRow, InvalidRow, cli_memory_id, read_requests
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from ..decision import ClaimVerifier
+    from ..options import RuntimeOptions
+    from ..types import ClaimVerificationConfig
+
+__all__ = [
+    "CLI_EVIDENCE_NAMESPACE",
+    "EXIT_OK",
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "EXIT_INTERRUPTED",
+    "InputRow",
+    "InvalidRow",
+    "cli_memory_id",
+    "read_requests",
+    "build_parser",
+    "add_verify_parser",
+    "add_info_parser",
+    "run_verify",
+    "run_info",
+    "main",
+]
+
+#: The subcommands, in the order ``--help`` lists them.
+SUBCOMMANDS: tuple[Subcommand, ...] = (verify, info)
+
+#: Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode).
+add_verify_parser = verify.add_parser
+#: Register ``info``.
+add_info_parser = info.add_parser
+#: Run ``verify``: JSON Lines mode with INPUT, one-off mode with ``--claim``.
+run_verify = verify.run
+#: Run ``info``: print the manifest of the model directory.
+run_info = info.run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m verifier`` parser with every subcommand of :data:`SUBCOMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m verifier",
+        description="Torch-free, auditable claim verification with a local NLI cross-encoder.",
+    )
+    # add_parser takes the plain action type; the parsers it makes are SubcommandParser.
+    subparsers = typing.cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=SubcommandParser),
+    )
+    for subcommand in SUBCOMMANDS:
+        subcommand.add_parser(subparsers)
+    return parser
+
+
+def main(
+    argv: Optional[Sequence[str]] = None,
+    *,
+    make_verifier: "Optional[Callable[[ClaimVerificationConfig, RuntimeOptions], ClaimVerifier]]" = None,
+) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return the exit status.
+
+    Args:
+        argv: the arguments after the program name.
+        make_verifier: builds the verifier from the decision configuration and
+            the runtime settings; default ``ClaimVerifier(config, runtime=runtime)``
+            (tests pass one over a scripted scorer).
+
+    Argument errors exit through argparse with status 2 (it raises
+    :class:`SystemExit`); every other user or runtime error is one line on
+    stderr and a returned status (see the module docstring).
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    context = Context() if make_verifier is None else Context(make_verifier=make_verifier)
+    func: Callable[[argparse.Namespace, Context], int] = args.func
+    try:
+        return func(args, context)
+    except (Exception, KeyboardInterrupt) as exc:
+        status = report(exc)
+        if status is None:
+            raise
+        return status

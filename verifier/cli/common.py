@@ -1,0 +1,275 @@
+"""What the subcommands share: argument types, the subcommand parser, and configuration assembly.
+
+Options and the audit digests
+-----------------------------
+``--entailment-threshold``, ``--contradiction-threshold``, ``--max-group-size``,
+``--group-candidate-limit``, ``--max-evidence``, ``--batch-size``, the two
+policies and ``--model``/``--revision`` set the *decision configuration*
+(:class:`~verifier.types.ClaimVerificationConfig`, docs/decision.md §1): it is
+digested (docs/audit.md), so changing any of them changes
+``configuration_sha256`` and every ``evaluation_id``. ``--batch-size`` is the
+configuration's ``batch_size`` (the most pairs in one padded onnxruntime
+batch, 1..256) and, being one of the ten docs/decision.md §1 fields, is
+digested too. ``--model-dir``, ``--threads``, ``--max-batch-tokens`` (token
+budget of one padded onnxruntime batch) and ``--schedule`` are runtime
+settings (:class:`~verifier.options.RuntimeOptions`) and never change a digest.
+
+``--model`` and ``--revision`` default to the model directory's manifest
+(``model`` and ``requested_revision``, else ``resolved_revision``; a local
+export that records neither gets ``sha256:<sha256 of its model file>``), so
+results name the model that actually ran; without a manifest they default to the
+pinned :data:`~verifier.types.DEFAULT_MODEL` at
+:data:`~verifier.types.DEFAULT_REVISION`. The model directory is ``--model-dir``,
+else ``$CLAIM_VERIFIER_MODEL_DIR``, else ``models/<name>-<revision[:12]>``.
+
+Subcommands
+-----------
+A subcommand is a module with ``add_parser(subparsers)`` (registers its
+parser and ``set_defaults(func=run)``) and ``run(args, context) -> int``
+(:class:`Subcommand`); :data:`verifier.cli.SUBCOMMANDS` lists them. The
+:class:`Context` carries what :func:`verifier.cli.main` injects, such as the
+verifier factory.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
+
+from pydantic import ValidationError
+
+from ..manifest import MANIFEST_NAME, Manifest, read_manifest
+from ..options import MODEL_DIR_ENV, RuntimeOptions
+from ..types import DEFAULT_MODEL, DEFAULT_REVISION, ClaimVerificationConfig
+from ..validation import ValidRequest
+from .errors import Failure, UsageError, first_line, validation_detail, validation_problem
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from ..decision import ClaimVerifier
+
+__all__ = [
+    "Subcommand",
+    "SubcommandParser",
+    "VerifierFactory",
+    "Context",
+    "Setup",
+    "make_verifier",
+    "threshold",
+    "int_range",
+    "add_model_dir",
+    "missing_model_message",
+    "load_manifest",
+    "build_config",
+    "build_runtime",
+    "prepare",
+]
+
+#: Builds the verifier a subcommand runs: ``(config, runtime) -> ClaimVerifier``.
+VerifierFactory = Callable[[ClaimVerificationConfig, RuntimeOptions], "ClaimVerifier"]
+
+
+def make_verifier(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> "ClaimVerifier":
+    """The default :data:`VerifierFactory`: ``ClaimVerifier(config, runtime=runtime)``.
+
+    :mod:`verifier.decision` is imported here, not at import time, so that
+    ``import verifier.cli`` stays cheap.
+    """
+    from ..decision import ClaimVerifier
+
+    return ClaimVerifier(config, runtime=runtime)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What :func:`verifier.cli.main` hands every subcommand besides its arguments."""
+
+    make_verifier: VerifierFactory = make_verifier
+
+
+class Subcommand(Protocol):
+    """A subcommand module (see the module docstring)."""
+
+    def add_parser(self, subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
+        ...  # pragma: no cover
+
+    def run(self, args: argparse.Namespace, context: Context) -> int:
+        ...  # pragma: no cover
+
+
+class SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: it reports the arguments it does not know itself.
+
+    argparse hands a subcommand's unknown arguments back to the top-level
+    parser, whose message would name ``python -m verifier`` and show its usage;
+    this one says ``python -m verifier verify: error: unrecognized arguments: ...``.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Optional[Sequence[str]] = None, namespace: Optional[argparse.Namespace] = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
+# ---------------------------------------------------------------- argument types
+
+
+def threshold(text: str) -> float:
+    """argparse type of a probability threshold within [0.5, 1.0]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.5 <= value <= 1.0:  # also rejects NaN
+        raise argparse.ArgumentTypeError(f"must be within [0.5, 1.0], got {text}")
+    return value
+
+
+def int_range(low: int, high: int) -> Callable[[str], int]:
+    """argparse type of an integer within ``[low, high]``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be within [{low}, {high}], got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -> None:
+    """Add ``--model-dir`` (a runtime setting, never digested)."""
+    parser.add_argument(
+        "--model-dir",
+        type=Path,
+        default=None,
+        help=f"exported model directory (default: ${MODEL_DIR_ENV}, else models/<name>-<revision[:12]>)",
+    )
+
+
+# ---------------------------------------------------------------- model directory, configuration, runtime
+
+
+def missing_model_message(model_dir: Path) -> str:
+    """One line saying the model directory (or its manifest) is missing and how to create it."""
+    what = "does not exist" if not model_dir.exists() else f"has no {MANIFEST_NAME}"
+    if model_dir == RuntimeOptions().resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION):
+        pinned, smoke = "`python -m export`", "`python -m export --smoke --output DIR` and pass --model-dir DIR"
+    else:
+        pinned, smoke = f"`python -m export --output {model_dir}`", f"`python -m export --smoke --output {model_dir}`"
+    return (
+        f"error: model directory {model_dir} {what}; create it once with {pinned} "
+        f"(the pinned {DEFAULT_MODEL}; needs the export extra and the Hugging Face hub or a local copy), "
+        f"or {smoke} (random-weights test model: meaningless decisions)"
+    )
+
+
+def load_manifest(model_dir: Path) -> Optional[Manifest]:
+    """The directory's manifest, ``None`` when there is none; raises :class:`Failure` when it is unreadable."""
+    if not (model_dir / MANIFEST_NAME).is_file():
+        return None
+    try:
+        return read_manifest(model_dir)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            detail = validation_detail(exc)
+        else:
+            detail = first_line(exc)
+        raise Failure(f"error: unreadable {model_dir / MANIFEST_NAME}: {detail}") from exc
+
+
+def _default_model_dir(args: argparse.Namespace) -> Path:
+    model = args.model or DEFAULT_MODEL
+    revision = args.revision or DEFAULT_REVISION
+    return RuntimeOptions(model_dir=args.model_dir).resolve_model_dir(model, revision)
+
+
+_DECISION_OPTIONS = (
+    "entailment_threshold",
+    "contradiction_threshold",
+    "max_group_size",
+    "group_candidate_limit",
+    "max_evidence",
+    "batch_size",
+    "entailment_policy",
+    "refutation_policy",
+)
+
+
+def build_config(args: argparse.Namespace, manifest: Optional[Manifest]) -> ClaimVerificationConfig:
+    """The decision configuration from the options, ``model``/``revision`` defaulting to the manifest's."""
+    values: dict[str, Any] = {}
+    model = args.model or (manifest.model if manifest else None)
+    revision = args.revision
+    if not revision and manifest is not None:
+        revision = manifest.revision
+    if model:
+        values["model"] = model
+    if revision:
+        values["revision"] = revision
+    for name in _DECISION_OPTIONS:
+        value = getattr(args, name)
+        if value is not None:
+            values[name] = value
+    try:
+        return ClaimVerificationConfig(**values)
+    except ValidationError as exc:
+        location, message = validation_problem(exc)
+        where = f"option {location}" if location else "options"
+        raise UsageError(f"error: invalid {where}: {message}") from exc
+
+
+def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
+    """The runtime settings from the options (never digested)."""
+    values: dict[str, Any] = {"model_dir": model_dir}
+    if args.threads is not None:
+        values["intra_op_num_threads"] = args.threads
+    if args.max_batch_tokens is not None:
+        values["max_batch_tokens"] = args.max_batch_tokens
+    if args.schedule is not None:
+        values["schedule"] = args.schedule
+    return RuntimeOptions(**values)
+
+
+def _needs_model(requests: Sequence[ValidRequest]) -> bool:
+    return any(request.evidence and not request.requires_complete_set for request in requests)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything a verifying subcommand resolved before building its verifier."""
+
+    config: ClaimVerificationConfig
+    runtime: RuntimeOptions
+    manifest: Optional[Manifest]
+    requests: list[ValidRequest]
+
+
+def prepare(args: argparse.Namespace, read: Callable[[ClaimVerificationConfig], Sequence[ValidRequest]]) -> Setup:
+    """Resolve model directory, manifest, configuration and runtime; read requests; check the model exists.
+
+    ``read`` gets the configuration (its ``max_evidence`` bounds each request)
+    and returns the validated requests. The model directory must hold a
+    manifest only when some request needs the model (it has evidence and is
+    not ``requires_complete_set``).
+
+    Raises:
+        Failure: the manifest is unreadable, or missing while a request needs the model.
+        UsageError: invalid decision options (or whatever ``read`` raises).
+    """
+    model_dir = _default_model_dir(args)
+    manifest = load_manifest(model_dir)
+    config = build_config(args, manifest)
+    runtime = build_runtime(args, model_dir)
+    requests = list(read(config))
+    if manifest is None and _needs_model(requests):
+        raise Failure(missing_model_message(model_dir))
+    return Setup(config, runtime, manifest, requests)

@@ -1,0 +1,132 @@
+"""Errors of the command line: exit codes, one-line messages, and the exception-to-status mapping.
+
+Every error reaches the user as one line on stderr, never a traceback:
+:class:`UsageError` and :class:`Failure` carry their finished message (it
+starts with ``error:``), and :func:`report` words every other exception a
+subcommand may raise and picks its exit status (see the table in
+:func:`report`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+from pydantic import ValidationError
+
+from ..types import ClaimVerificationError
+from ..validation import describe_validation_error, strip_pydantic_links
+
+__all__ = [
+    "EXIT_OK",
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "EXIT_INTERRUPTED",
+    "UsageError",
+    "Failure",
+    "err",
+    "first_line",
+    "one_line",
+    "validation_problem",
+    "validation_detail",
+    "report",
+]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A user error reported as one line with :data:`EXIT_USAGE`."""
+
+
+class Failure(Exception):
+    """A runtime failure reported as one line with :data:`EXIT_FAILURE`."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``str(exc)``, or the exception's type name when it has no message."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def err(message: str) -> None:
+    """Print ``message`` to stderr without pydantic's "For further information visit ..." links."""
+    print(strip_pydantic_links(message), file=sys.stderr, flush=True)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: pydantic links dropped, lines joined by a space."""
+    return " ".join(line.strip() for line in strip_pydantic_links(text).splitlines() if line.strip())
+
+
+def validation_problem(exc: ValidationError) -> tuple[Optional[str], str]:
+    """The first error of ``exc`` in user words, and how many more there are.
+
+    Returns ``(field, message)``: ``field`` is the dotted location (``None``
+    for the whole document) and ``message`` ends with ``(and N more error(s)
+    in this row)`` when ``exc`` holds more than one error.
+    """
+    location, message, count = describe_validation_error(exc)
+    if count > 1:
+        message += f" (and {count - 1} more error{'s' if count > 2 else ''} in this row)"
+    return location, message
+
+
+def validation_detail(exc: ValidationError) -> str:
+    """``field F: message`` (just ``message`` when the error is about the whole document)."""
+    location, message = validation_problem(exc)
+    return f"field {location}: {message}" if location else message
+
+
+def report(exc: BaseException) -> Optional[int]:
+    """Print the one-line message for ``exc`` and return its exit status.
+
+    ==============================  ==========================================  ======
+    exception                       message                                     status
+    ==============================  ==========================================  ======
+    :class:`UsageError`             its own                                     2
+    :class:`Failure`                its own                                     1
+    ClaimVerificationError          ``error: <message on one line>``            1
+    pydantic ``ValidationError``    ``error: <title>: field F: <words>``        2
+    other ``ValueError``            ``error: <first line>``                     2
+    ``KeyboardInterrupt``           ``interrupted``                             130
+    ``BrokenPipeError``             none (stdout redirected to /dev/null)       1
+    other ``OSError``               ``error: <strerror>[: <filename>]``         1
+    ==============================  ==========================================  ======
+
+    Returns ``None`` (and prints nothing) for any other exception, which the
+    caller re-raises: it is a bug, not a user error.
+    """
+    if isinstance(exc, UsageError):
+        err(str(exc))
+        return EXIT_USAGE
+    if isinstance(exc, Failure):
+        err(str(exc))
+        return EXIT_FAILURE
+    if isinstance(exc, ClaimVerificationError):
+        err(f"error: {one_line(str(exc))}")
+        return EXIT_FAILURE
+    if isinstance(exc, ValidationError):  # validation the CLI did not anticipate: still one line
+        err(f"error: {exc.title}: {validation_detail(exc)}")
+        return EXIT_USAGE
+    if isinstance(exc, ValueError):
+        err(f"error: {first_line(exc)}")
+        return EXIT_USAGE
+    if isinstance(exc, KeyboardInterrupt):
+        err("interrupted")
+        return EXIT_INTERRUPTED
+    if isinstance(exc, BrokenPipeError):
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:  # pragma: no cover
+            pass
+        return EXIT_FAILURE
+    if isinstance(exc, OSError):
+        err(f"error: {exc.strerror or one_line(str(exc))}" + (f": {exc.filename}" if exc.filename else ""))
+        return EXIT_FAILURE
+    return None

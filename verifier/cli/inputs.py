@@ -1,0 +1,233 @@
+"""Reading ``INPUT`` for ``verify``: JSON Lines, a whole ``.json`` file, or stdin.
+
+Input format
+------------
+``INPUT`` is JSON Lines: one JSON object per line, blank lines ignored,
+line numbers counted from 1 over all lines. Two kinds of row may be mixed:
+
+* an evidence row, validated as :class:`~verifier.types.ClaimRequest`::
+
+      {"id": "launch-1", "claim": "The launch is Tuesday.",
+       "evidence": [{"reference": "M1",
+                     "memory_id": "7d8e4f6a-0c1b-4b8e-9a61-2f1d3c4b5a01",
+                     "text": "The launch is on Tuesday.",
+                     "source_type": "user_stated", "lifecycle_state": "stable"}],
+       "requires_complete_set": false}
+
+  ``id`` and ``requires_complete_set`` are optional; evidence fields are those
+  of :class:`~verifier.types.ClaimEvidence`;
+
+* a bundle row (any row with a ``bundle`` key), validated as
+  :class:`~verifier.bundle.BundleClaimRequest`::
+
+      {"id": "launch-2", "claim": "The launch is Tuesday.",
+       "bundle": {"rendered_context": "[M1] The launch moved to Wednesday.",
+                  "candidates": [{"reference": "M1", "memory_id": "...",
+                                  "rendered_text": "The launch moved to Wednesday."}]},
+       "evidence_refs": ["M1"]}
+
+  whose evidence is :func:`verifier.bundle.bundle_evidence` of the bundle
+  (docs/decision.md §7: rendered text of cited candidates only).
+
+A file whose name ends in ``.json`` is read whole instead: one such object
+(e.g. a pretty-printed bundle row) or a JSON array of them; messages then
+name the 1-based ``item`` of the array (JSON syntax errors still name the line).
+
+Every row is validated once, by :func:`verifier.validation.validate_request`
+(the checks of docs/decision.md §2: non-empty claim that is valid Unicode
+text, at most ``max_evidence`` passages, no repeated reference or memory id),
+before any model work; the :class:`~verifier.validation.ValidRequest` it
+returns is what the verifier gets. An invalid row is reported as
+``INPUT line N: field F: ...`` and the command exits with status 2 without
+writing any output; with ``--skip-invalid`` each invalid row is reported on
+stderr and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from dataclasses import dataclass
+from typing import IO, Any, Iterator, Optional, Sequence
+
+from pydantic import ValidationError
+
+from ..bundle import BundleClaimRequest, bundle_evidence
+from ..types import ClaimVerificationConfig
+from ..validation import InputError, ValidRequest, validate_request
+from .errors import UsageError, err, validation_problem
+
+__all__ = [
+    "CLI_EVIDENCE_NAMESPACE",
+    "MAX_REPORTED_ERRORS",
+    "InputRow",
+    "InvalidRow",
+    "cli_memory_id",
+    "read_requests",
+    "read_input",
+    "report_invalid",
+]
+
+#: Namespace of the memory ids given to ``--evidence`` passages:
+#: ``uuid5(NAMESPACE_URL, "urn:claim-verifier:cli-evidence")``.
+CLI_EVIDENCE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:claim-verifier:cli-evidence")
+
+#: Invalid rows reported one by one before the rest are only counted.
+MAX_REPORTED_ERRORS = 20
+
+
+def cli_memory_id(text: str) -> uuid.UUID:
+    """Deterministic memory id of a ``--evidence`` passage: uuid5 of its stripped text.
+
+    Example:
+        >>> str(cli_memory_id(" The launch is Tuesday. ")) == str(cli_memory_id("The launch is Tuesday."))
+        True
+    """
+    return uuid.uuid5(CLI_EVIDENCE_NAMESPACE, text.strip())
+
+
+@dataclass(frozen=True)
+class InputRow:
+    """One valid input row: its 1-based line (or item) number and the validated request it holds.
+
+    ``request`` is a :class:`~verifier.validation.ValidRequest` (claim
+    stripped, evidence parsed, checked against the configuration's
+    ``max_evidence``), handed to the verifier as is.
+    """
+
+    line: int
+    request: ValidRequest
+
+
+@dataclass(frozen=True)
+class InvalidRow:
+    """One invalid input row: where, which field (``None`` for the whole row), and why.
+
+    ``unit`` is ``"line"`` for JSON Lines and for JSON syntax errors, ``"item"``
+    for an element of a whole-file ``.json`` array.
+    """
+
+    line: int
+    field: Optional[str]
+    message: str
+    unit: str = "line"
+
+    def describe(self, source: str) -> str:
+        """``SOURCE line N: field F: message`` on one line."""
+        where = f"{source} {self.unit} {self.line}"
+        if self.field:
+            where += f": field {self.field}"
+        return f"{where}: {self.message}"
+
+
+def _from_validation_error(line: int, exc: ValidationError, unit: str = "line") -> InvalidRow:
+    location, message = validation_problem(exc)
+    return InvalidRow(line, location, message, unit)
+
+
+def _validate(line: int, value: Any, config: ClaimVerificationConfig, unit: str) -> InputRow | InvalidRow:
+    """:func:`~verifier.validation.validate_request` of one row, its errors as an :class:`InvalidRow`."""
+    try:
+        return InputRow(line, validate_request(value, config))
+    except InputError as exc:
+        return InvalidRow(line, exc.field, exc.reason, unit)
+    except ValidationError as exc:
+        return _from_validation_error(line, exc, unit)
+
+
+def _parse_row(line: int, value: Any, config: ClaimVerificationConfig, unit: str = "line") -> InputRow | InvalidRow:
+    if not isinstance(value, dict):
+        return InvalidRow(line, None, f"expected a JSON object, got {type(value).__name__}", unit)
+    if "bundle" not in value:
+        return _validate(line, value, config, unit)
+    try:
+        bundled = BundleClaimRequest.model_validate(value)
+    except ValidationError as exc:
+        return _from_validation_error(line, exc, unit)
+    try:
+        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs)
+    except ValueError as exc:
+        where = "evidence_refs" if "evidence_refs" in str(exc) else "bundle"
+        return InvalidRow(line, where, str(exc), unit)
+    request = {
+        "id": bundled.id,
+        "claim": bundled.claim,
+        "evidence": evidence,
+        "requires_complete_set": bundled.requires_complete_set,
+    }
+    return _validate(line, request, config, unit)
+
+
+def _json_error(line: int, exc: json.JSONDecodeError, *, whole_file: bool) -> InvalidRow:
+    if whole_file:
+        return InvalidRow(exc.lineno, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
+    return InvalidRow(line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
+
+
+def read_requests(
+    stream: IO[str], config: ClaimVerificationConfig, *, whole_file: bool = False
+) -> Iterator[InputRow | InvalidRow]:
+    """Parse and validate input rows (see the module docstring for the format).
+
+    Args:
+        stream: text to read.
+        config: decision configuration (its ``max_evidence`` bounds each row).
+        whole_file: read ``stream`` as one JSON document (an object or an array
+            of objects) instead of JSON Lines.
+
+    Yields:
+        An :class:`InputRow` per valid row and an :class:`InvalidRow` per
+        invalid one, in input order. Never raises for bad content.
+    """
+    if whole_file:
+        try:
+            document = json.loads(stream.read())
+        except json.JSONDecodeError as exc:
+            yield _json_error(0, exc, whole_file=True)
+            return
+        items = document if isinstance(document, list) else [document]
+        for number, item in enumerate(items, start=1):
+            yield _parse_row(number, item, config, "item")
+        return
+    for number, text in enumerate(stream, start=1):
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text.rstrip())
+        except json.JSONDecodeError as exc:
+            yield _json_error(number, exc, whole_file=False)
+            continue
+        yield _parse_row(number, value, config)
+
+
+def read_input(source: str, config: ClaimVerificationConfig) -> tuple[list[InputRow], list[InvalidRow]]:
+    """Read ``source`` (a path, or ``-`` for stdin; ``*.json`` is read whole): valid rows and invalid rows.
+
+    Raises:
+        UsageError: the file does not exist, is not UTF-8 text, or cannot be read.
+    """
+    whole_file = source != "-" and source.lower().endswith(".json")
+    try:
+        if source == "-":
+            items = list(read_requests(sys.stdin, config))
+        else:
+            with open(source, encoding="utf-8") as stream:
+                items = list(read_requests(stream, config, whole_file=whole_file))
+    except FileNotFoundError:
+        raise UsageError(f"error: input file {source} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"error: input file {source} is not UTF-8 text: {exc.reason}") from None
+    except OSError as exc:
+        raise UsageError(f"error: cannot read {source}: {exc.strerror or exc}") from None
+    valid = [item for item in items if isinstance(item, InputRow)]
+    invalid = [item for item in items if isinstance(item, InvalidRow)]
+    return valid, invalid
+
+
+def report_invalid(source: str, invalid: Sequence[InvalidRow], prefix: str) -> None:
+    """Print the first :data:`MAX_REPORTED_ERRORS` invalid rows as ``PREFIX: SOURCE line N: ...``, then a count."""
+    for row in invalid[:MAX_REPORTED_ERRORS]:
+        err(f"{prefix}: {row.describe(source)}")
+    if len(invalid) > MAX_REPORTED_ERRORS:
+        err(f"{prefix}: ... and {len(invalid) - MAX_REPORTED_ERRORS} more invalid rows")
