@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import verifier.bundle
 from verifier.bundle import (
+    CitationIndex,
     BundleCandidate,
     BundleClaimRequest,
     ContextBundle,
@@ -21,7 +22,7 @@ from verifier.bundle import (
     citation_forms,
     is_cited,
 )
-from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
+from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType, has_visible_text
 
 ID1 = UUID("11111111-1111-4111-8111-111111111111")
 ID2 = UUID("22222222-2222-4222-8222-222222222222")
@@ -278,7 +279,11 @@ _refs = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)
 
 
 @given(
-    st.lists(st.tuples(_refs, st.one_of(st.none(), st.text(max_size=20)), st.booleans()), max_size=6, unique_by=lambda t: t[0]),
+    st.lists(
+        st.tuples(_refs, st.one_of(st.none(), st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=20)), st.booleans()),
+        max_size=6,
+        unique_by=lambda t: t[0],
+    ),
     st.text(max_size=30),
 )
 def test_round_trip_and_rules_property(rows: list[tuple[str, str | None, bool]], noise: str) -> None:
@@ -295,7 +300,7 @@ def test_round_trip_and_rules_property(rows: list[tuple[str, str | None, bool]],
     expected = [
         c.reference
         for c, is_c in zip(candidates, cited)
-        if is_c and c.rendered_text is not None and c.rendered_text.strip()
+        if is_c and c.rendered_text is not None and has_visible_text(c.rendered_text)
     ]
     assert [e.reference for e in bundle_evidence(bundle)] == expected
     for e in bundle_evidence(bundle):
@@ -305,7 +310,43 @@ def test_round_trip_and_rules_property(rows: list[tuple[str, str | None, bool]],
         assert e.text in rendered and e.text.strip() == rendered.strip()
 
 
+def test_a_nul_in_a_selected_rendered_text_is_refused() -> None:
+    """Regression: NUL characters passed into evidence texts."""
+    bundle = ContextBundle(rendered_context="[M1]", candidates=(candidate("M1", ID1, "The launch\x00 is Tuesday."),))
+    with pytest.raises(ValueError, match=re.escape("candidate 'M1': rendered_text must not contain a NUL character")):
+        bundle_evidence(bundle)
+
+
+def test_an_invisible_rendered_text_is_skipped_like_a_blank_one() -> None:
+    bundle = ContextBundle(
+        rendered_context="[M1] [M2]",
+        candidates=(candidate("M1", ID1, "\u200b\u200d"), candidate("M2", ID2, "The launch is Tuesday.")),
+    )
+    assert [e.reference for e in bundle_evidence(bundle)] == ["M2"]
+
+
 def test_module_doctests() -> None:
     results = doctest.testmod(verifier.bundle)
     assert results.attempted >= 5
     assert results.failed == 0
+
+
+_citation_text = st.text(alphabet=st.sampled_from(list('ab"[]:{} M1\\')), max_size=40)
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(list('ab"[]M1\\ ')), min_size=1, max_size=5), max_size=8), _citation_text)
+def test_citation_index_agrees_with_is_cited(references: list[str], context: str) -> None:
+    """The one-pass index answers exactly what the substring rule answers, quotes and brackets included."""
+    index = CitationIndex(context)
+    for reference in references:
+        assert index.cites(reference) == is_cited(reference, context), (reference, context)
+
+
+def test_many_candidates_over_a_large_context_is_one_pass_and_checks_the_limit() -> None:
+    """Regression: 10,000 candidates over a 10 MB context took 83 s and max_evidence was checked only afterwards."""
+    context = "lorem ipsum dolor " * 550_000 + " ".join(f"[M{i}]" for i in range(100))
+    candidates = tuple(candidate(f"M{i}", UUID(int=i + 1), f"text {i}") for i in range(10_000))
+    bundle = ContextBundle(rendered_context=context, candidates=candidates)
+    with pytest.raises(ValueError, match=re.escape("bundle yields 100 passages, more than max_evidence=64")):
+        bundle_evidence(bundle, max_evidence=64)
+    assert [e.reference for e in bundle_evidence(bundle)] == [f"M{i}" for i in range(100)]

@@ -510,12 +510,12 @@ class _CountingFactory:
         self.loads = 0
         self._lock = threading.Lock()
 
-    def __call__(self, model: Any, options: Any, *, providers: Any) -> Any:
+    def __call__(self, model: Any, options: Any, *, providers: Any, where: str) -> Any:
         from verifier.session import create_session
 
         with self._lock:
             self.loads += 1
-        return create_session(model, options, providers=providers)
+        return create_session(model, options, providers=providers, where=where)
 
 
 class TestConcurrency:
@@ -754,10 +754,10 @@ class _StubSession:
         self.result, self.error = result, error
         self.real: Any = None
 
-    def __call__(self, model: Any, options: Any, *, providers: Any) -> "_StubSession":
+    def __call__(self, model: Any, options: Any, *, providers: Any, where: str) -> "_StubSession":
         from verifier.session import create_session
 
-        self.real = create_session(model, options, providers=providers)
+        self.real = create_session(model, options, providers=providers, where=where)
         return self
 
     def __getattr__(self, name: str) -> Any:

@@ -71,13 +71,14 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Annotated, Iterable, Optional
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
+from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType, has_visible_text
 
 __all__ = [
     "BundleCandidate",
@@ -85,6 +86,7 @@ __all__ = [
     "BundleClaimRequest",
     "citation_forms",
     "is_cited",
+    "CitationIndex",
     "bundle_evidence",
 ]
 
@@ -171,7 +173,7 @@ class BundleClaimRequest(BaseModel):
     claim: str
     bundle: ContextBundle
     evidence_refs: Optional[tuple[str, ...]] = None
-    requires_complete_set: bool = False
+    requires_complete_set: Annotated[bool, Field(strict=True)] = False
 
 
 def citation_forms(reference: str) -> tuple[str, ...]:
@@ -216,8 +218,41 @@ def is_cited(reference: str, rendered_context: str) -> bool:
     return any(form in rendered_context for form in citation_forms(reference))
 
 
+class CitationIndex:
+    """Every citation of one rendered context, found in one pass; :meth:`cites` is :func:`is_cited`.
+
+    A ``"ref"`` form of a reference without a double quote occurs exactly when
+    ``ref`` is the text between two consecutive double quotes; a ``[ref]`` form
+    of a reference without brackets occurs exactly when ``ref`` is the text of
+    an innermost bracket pair. Both sets are built by one scan of the context,
+    so checking thousands of candidates costs one pass over it. References with
+    quotes or brackets, and those whose JSON literal differs, fall back to a
+    substring search of their forms (same answer, slower).
+    """
+
+    _INNERMOST = re.compile(r"\[([^\[\]]*)\]")
+
+    def __init__(self, rendered_context: str) -> None:
+        self._context = rendered_context
+        self._quoted = frozenset(rendered_context.split('"')[1:-1])
+        self._bracketed = frozenset(match.group(1) for match in self._INNERMOST.finditer(rendered_context))
+
+    def cites(self, reference: str) -> bool:
+        """Whether the context cites ``reference`` (exactly :func:`is_cited`)."""
+        reference = reference.strip()
+        if not reference:
+            return False
+        plain = not any(char in reference for char in '"[]')
+        if plain and json.dumps(reference, ensure_ascii=False) == f'"{reference}"':
+            return reference in self._quoted or reference in self._bracketed
+        return any(form in self._context for form in citation_forms(reference))
+
+
 def bundle_evidence(
-    bundle: ContextBundle, evidence_refs: Optional[Iterable[str]] = None
+    bundle: ContextBundle,
+    evidence_refs: Optional[Iterable[str]] = None,
+    *,
+    max_evidence: Optional[int] = None,
 ) -> tuple[ClaimEvidence, ...]:
     """The evidence a bundle supplies for a claim (docs/decision.md §7).
 
@@ -225,19 +260,24 @@ def bundle_evidence(
         bundle: the packed context.
         evidence_refs: optional candidate references to restrict the evidence
             to (any order, repeats ignored); ``None`` uses every cited candidate.
+        max_evidence: refuse more passages than this (checked before any
+            passage is built; the verifier passes its configuration's limit).
 
     Returns:
         One :class:`ClaimEvidence` per candidate that is cited in
-        ``bundle.rendered_context``, has a non-blank ``rendered_text`` and (if
+        ``bundle.rendered_context``, has a ``rendered_text`` with a visible
+        character (:func:`verifier.types.has_visible_text`) and (if
         ``evidence_refs`` is given) is named there, in bundle order. Its
         ``text`` is the candidate's ``rendered_text``; reference, memory id and
         typed provenance are copied unchanged.
 
     Raises:
         ValueError: the bundle has candidates but its rendered context cites
-            none of them (it was rendered without citations); or an
-            ``evidence_refs`` entry names no candidate of the bundle. The
-            message names the reference(s).
+            none of them (it was rendered without citations); an
+            ``evidence_refs`` entry names no candidate of the bundle; or a
+            selected candidate's ``rendered_text`` contains a NUL character; or
+            more than ``max_evidence`` passages would result. The message names
+            the reference(s) or the limit.
 
     Example:
         >>> from uuid import UUID
@@ -248,7 +288,8 @@ def bundle_evidence(
         ValueError: bundle was rendered without citations: none of its candidate references ('M1') appears in rendered_context as "ref", [ref] or "id":"ref"
     """
     candidates = bundle.candidates
-    cited = [is_cited(candidate.reference, bundle.rendered_context) for candidate in candidates]
+    index = CitationIndex(bundle.rendered_context)
+    cited = [index.cites(candidate.reference) for candidate in candidates]
     if candidates and not any(cited):
         names = ", ".join(repr(candidate.reference) for candidate in candidates[:5])
         more = f" and {len(candidates) - 5} more" if len(candidates) > 5 else ""
@@ -269,13 +310,22 @@ def bundle_evidence(
             raise ValueError(f"evidence_refs names no candidate of the bundle: {names}")
         selected = set(requested)
 
+    chosen = [
+        candidate
+        for candidate, is_cited_here in zip(candidates, cited)
+        if is_cited_here
+        and candidate.rendered_text is not None
+        and has_visible_text(candidate.rendered_text)
+        and (selected is None or candidate.reference in selected)
+    ]
+    if max_evidence is not None and len(chosen) > max_evidence:
+        raise ValueError(f"bundle yields {len(chosen)} passages, more than max_evidence={max_evidence}")
     evidence: list[ClaimEvidence] = []
-    for candidate, is_cited_here in zip(candidates, cited):
+    for candidate in chosen:
         text = candidate.rendered_text
-        if not is_cited_here or text is None or not text.strip():
-            continue
-        if selected is not None and candidate.reference not in selected:
-            continue
+        assert text is not None
+        if "\x00" in text:
+            raise ValueError(f"candidate {candidate.reference!r}: rendered_text must not contain a NUL character")
         evidence.append(
             ClaimEvidence(
                 reference=candidate.reference,

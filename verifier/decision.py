@@ -37,6 +37,7 @@ from typing import (
 
 import numpy as np
 
+from .manifest import Manifest
 from .options import RuntimeOptions
 from .procedure import Round, Running, Verification
 from .scoring import Scorer, validate_scores
@@ -47,7 +48,13 @@ from .types import (
     ClaimVerificationConfig,
     ClaimVerificationError,
 )
-from .validation import ValidRequest, validate_claim, validate_evidence, validate_request
+from .validation import (
+    InputError,
+    ValidRequest,
+    validate_claim,
+    validate_evidence,
+    validate_request,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bundle import ContextBundle
@@ -133,18 +140,29 @@ class ClaimVerifier:
         """
         from pathlib import Path
 
-        from .manifest import MANIFEST_NAME, read_manifest
+        from pydantic import ValidationError
+
+        from .manifest import MANIFEST_NAME
+        from .messages import describe_validation_error
 
         directory = Path(model_dir)
-        try:
-            manifest = read_manifest(directory)
-        except FileNotFoundError as exc:
+        path = directory / MANIFEST_NAME
+        if directory.exists() and not directory.is_dir():
+            raise ClaimVerificationError(f"model directory {directory} is not a directory")
+        if not path.is_file():
+            what = "not found" if not path.exists() else "is not a file"
             raise ClaimVerificationError(
-                f"{directory / MANIFEST_NAME} not found: export a model there first "
+                f"{path} {what}: export a model there first "
                 "(`python -m export --model <hub id or local dir> --output <dir>`, or `python -m export --smoke`)"
-            ) from exc
-        except ValueError as exc:
-            raise ClaimVerificationError(f"{directory / MANIFEST_NAME} is not a valid manifest: {exc}") from exc
+            )
+        try:
+            manifest = Manifest.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            field, message, _ = describe_validation_error(exc)
+            detail = f"field {field}: {message}" if field else message
+            raise ClaimVerificationError(f"{path} is not a valid manifest: {detail}") from exc
+        except OSError as exc:
+            raise ClaimVerificationError(f"cannot read {path}: {exc.strerror or exc}") from exc
         base = config if config is not None else ClaimVerificationConfig()
         named = ClaimVerificationConfig.model_validate(
             {**base.model_dump(), "model": manifest.model, "revision": manifest.revision}
@@ -171,7 +189,9 @@ class ClaimVerifier:
     def _build_engine(self) -> Scorer:
         """The ONNX engine for this configuration; it loads (and checks that its manifest
         names the configured model and revision) on first use."""
-        from .engine import OnnxScorer  # lazy: keeps `import verifier` free of onnxruntime
+        from .engine import (
+            OnnxScorer,  # lazy: keeps `import verifier` free of onnxruntime
+        )
 
         return OnnxScorer.from_options(
             self.runtime, self.config.model, self.config.revision, max_batch_size=self.config.batch_size
@@ -205,7 +225,7 @@ class ClaimVerifier:
     # ----------------------------------------------------------------- planning
 
     def _start(self, request: RequestInput) -> Running:
-        valid = validate_request(request, self.config)
+        valid = validate_request(request, self.config, self.runtime.limits)
         procedure = Verification(valid.claim, valid.evidence, self.config)
         running = Running(claim=valid.claim, generator=procedure.run(valid.requires_complete_set))
         if self.runtime.schedule == "eager":
@@ -215,11 +235,18 @@ class ClaimVerifier:
 
     def _one(self, claim: str, evidence: Iterable[EvidenceInput], requires_complete_set: bool) -> ValidRequest:
         """One claim's arguments, validated once (its errors are not prefixed with a request index)."""
+        if not isinstance(requires_complete_set, bool):
+            raise InputError(
+                f"requires_complete_set must be True or False, got {requires_complete_set!r}",
+                field="requires_complete_set",
+            )
+        limits = self.runtime.limits
         return ValidRequest(
-            claim=validate_claim(claim),
-            evidence=validate_evidence(evidence, self.config),
-            requires_complete_set=bool(requires_complete_set),
+            claim=validate_claim(claim, limits),
+            evidence=validate_evidence(evidence, self.config, limits),
+            requires_complete_set=requires_complete_set,
             max_evidence=self.config.max_evidence,
+            limits=limits,
         )
 
     def _finish(self, running: Running) -> ClaimVerification:
@@ -229,13 +256,29 @@ class ClaimVerifier:
             return result.model_copy(update={"resolved_revision": self._resolved_revision()})
         return result
 
-    def _plan(self, requests: Sequence[RequestInput]) -> list[Running]:
+    def _plan(self, requests: Iterable[RequestInput]) -> list[Running]:
+        """Validate every request (all before any model call) and start its procedure.
+
+        Raises:
+            ValueError: ``requests`` is not a list of requests (``None``, a string,
+                a single request or mapping), or a request is invalid (the message
+                names its index when there is more than one).
+        """
+        if (
+            requests is None
+            or isinstance(requests, (str, bytes, Mapping, ClaimRequest, ValidRequest))
+            or not isinstance(requests, Iterable)
+        ):
+            raise ValueError(
+                f"requests must be a list of claim requests (ClaimRequest or mappings), got {type(requests).__name__}"
+            )
+        items = list(requests)
         running = []
-        for index, request in enumerate(requests):
+        for index, request in enumerate(items):
             try:
                 running.append(self._start(request))
             except ValueError as exc:
-                if len(requests) == 1:
+                if len(items) == 1:
                     raise
                 raise ValueError(f"request {index}: {exc}") from exc
         for item in running:
@@ -272,7 +315,7 @@ class ClaimVerifier:
 
     def verify_many_sync(
         self,
-        requests: Sequence[RequestInput],
+        requests: Iterable[RequestInput],
         *,
         progress: Optional[Callable[[int], None]] = None,
     ) -> list[ClaimVerification]:
@@ -336,8 +379,13 @@ class ClaimVerifier:
             ValueError: the bundle was rendered without citations, or an unknown
                 ``evidence_refs`` entry; plus everything :meth:`verify_sync` raises.
         """
-        evidence = self.bundle_evidence(bundle, evidence_refs)
+        evidence = self._bundle_evidence(bundle, evidence_refs)
         return self.verify_sync(claim, evidence, requires_complete_set=requires_complete_set)
+
+    def _bundle_evidence(self, bundle: "ContextBundle", evidence_refs: Optional[Sequence[str]]) -> tuple[ClaimEvidence, ...]:
+        from .bundle import bundle_evidence
+
+        return bundle_evidence(bundle, evidence_refs, max_evidence=self.config.max_evidence)
 
     @staticmethod
     def bundle_evidence(
@@ -350,9 +398,7 @@ class ClaimVerifier:
 
     # ----------------------------------------------------------------- async API
 
-    async def verify_many(
-        self, requests: Sequence[RequestInput]
-    ) -> list[ClaimVerification]:
+    async def verify_many(self, requests: Iterable[RequestInput]) -> list[ClaimVerification]:
         """Async twin of :meth:`verify_many_sync`: model work runs in a worker thread."""
         running = self._plan(requests)
         while (work := self._next_round(running)) is not None:
@@ -379,5 +425,5 @@ class ClaimVerifier:
         requires_complete_set: bool = False,
     ) -> ClaimVerification:
         """Async twin of :meth:`verify_bundle_sync`."""
-        evidence = self.bundle_evidence(bundle, evidence_refs)
+        evidence = self._bundle_evidence(bundle, evidence_refs)
         return await self.verify(claim, evidence, requires_complete_set=requires_complete_set)

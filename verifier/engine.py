@@ -53,7 +53,7 @@ from .golden import softmax as stable_softmax
 from .loaded import BatchSettings, LoadedModel, SessionFactory, SessionSettings
 from .manifest import Manifest
 from .model_directory import OUTPUT_LABELS
-from .options import RuntimeOptions
+from .options import RuntimeOptions, available_cpus
 from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
 
 __all__ = [
@@ -117,6 +117,10 @@ def _check_arguments(
     ):
         if value is not None and (isinstance(value, bool) or int(value) < 1):
             raise ValueError(f"{name} must be >= 1 or None, got {value!r}")
+    cpus = available_cpus()
+    for name, value in (("intra_op_num_threads", intra_op_num_threads), ("inter_op_num_threads", inter_op_num_threads)):
+        if value is not None and int(value) > cpus:
+            raise ValueError(f"{name} must be at most the {cpus} CPUs available to this process, got {value!r}")
     if isinstance(max_batch_tokens, bool) or int(max_batch_tokens) < 1:
         raise ValueError(f"max_batch_tokens must be >= 1, got {max_batch_tokens!r}")
     if not (isinstance(batch_overhead_tokens, (int, float)) and 0 <= batch_overhead_tokens < float("inf")):

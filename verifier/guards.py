@@ -15,9 +15,10 @@ stricter policy must be a separately named policy, never a silent change here
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 from .types import EpistemicType, LifecycleState
 
@@ -138,15 +139,67 @@ class PassageView:
     provenance: Provenance = Provenance()
 
 
-@lru_cache(maxsize=256)
-def speech_act_modes(text: str) -> frozenset[SpeechActMode]:
+class CacheInfo(NamedTuple):
+    """Counters of :data:`speech_act_modes`' cache (the fields of ``functools.lru_cache``'s)."""
+
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+
+
+class _ModesCache:
     """The speech-act modes of ``text`` (docs/decision.md §4.1): desire, attempt, plan, advice,
     uncertainty, conditional, unverified, question.
 
-    Cached (256 texts): one verification asks about the same claim and
-    passages once per group.
+    Call it as a function: ``speech_act_modes(text) -> frozenset``. Results for
+    texts up to 2,048 characters are cached (the 256 most recent), so one
+    verification that asks about the same claim and passages once per group
+    scans each once; longer texts are scanned every time and never kept, so the
+    cache holds at most ~2 MB whatever the inputs. ``cache_info()`` and
+    ``cache_clear()`` work as for :func:`functools.lru_cache` (every scan counts
+    as a miss). Thread-safe.
     """
-    return frozenset(mode for mode, pattern in _MODE_PATTERNS if pattern.search(text))
+
+    def __init__(self, maxsize: int = 256, max_chars: int = 2048) -> None:
+        self._entries: "OrderedDict[str, frozenset[SpeechActMode]]" = OrderedDict()
+        self._lock = threading.Lock()
+        self._maxsize = maxsize
+        self._max_chars = max_chars
+        self._hits = 0
+        self._misses = 0
+
+    def __call__(self, text: str) -> frozenset[SpeechActMode]:
+        cacheable = len(text) <= self._max_chars
+        if cacheable:
+            with self._lock:
+                found = self._entries.get(text)
+                if found is not None:
+                    self._entries.move_to_end(text)
+                    self._hits += 1
+                    return found
+        modes = frozenset(mode for mode, pattern in _MODE_PATTERNS if pattern.search(text))
+        with self._lock:
+            self._misses += 1
+            if cacheable:
+                self._entries[text] = modes
+                if len(self._entries) > self._maxsize:
+                    self._entries.popitem(last=False)
+        return modes
+
+    def cache_info(self) -> CacheInfo:
+        """Hits, misses, maxsize and current size, as :func:`functools.lru_cache` reports them."""
+        with self._lock:
+            return CacheInfo(self._hits, self._misses, self._maxsize, len(self._entries))
+
+    def cache_clear(self) -> None:
+        """Forget every cached text and reset the counters."""
+        with self._lock:
+            self._entries.clear()
+            self._hits = self._misses = 0
+
+
+speech_act_modes = _ModesCache()
 
 
 _RETIRED_LIFECYCLES = frozenset({LifecycleState.SUPERSEDED, LifecycleState.DEPRECATED, LifecycleState.ARCHIVED})

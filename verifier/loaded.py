@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from .batching import BATCH_OVERHEAD_TOKENS, BatchedLogits, run_batches
-from .golden import DEFAULT_GOLDEN_ATOL, GOLDEN_NAME, GoldenFormatError, compare_to_golden, quote_indices, read_golden
+from .golden import DEFAULT_GOLDEN_ATOL, GOLDEN_NAME, GoldenFormatError, compare_to_golden, quote_indices
 from .manifest import Manifest
 from .model_directory import ModelDirectory
 from .session import DEFAULT_PROVIDERS, create_session, graph_io, session_options
@@ -35,8 +35,8 @@ __all__ = ["SessionFactory", "SessionSettings", "BatchSettings", "LoadedModel"]
 
 _LOG = logging.getLogger("verifier.engine")
 
-#: Makes the inference session: ``factory(model, options, providers=...)`` where ``model``
-#: is the verified ONNX file's path (or bytes) and ``options`` come from
+#: Makes the inference session: ``factory(model, options, providers=..., where=...)`` where
+#: ``model`` is the verified ONNX model's bytes, ``where`` its path for messages, and ``options`` come from
 #: :func:`verifier.session.session_options`. The result needs ``run``,
 #: ``get_inputs``, ``get_outputs`` and ``get_providers`` as onnxruntime's
 #: ``InferenceSession`` has them. Default: :func:`verifier.session.create_session`.
@@ -111,7 +111,9 @@ class LoadedModel:
             graph_optimization_level=settings.graph_optimization_level,
             config_entries=settings.config_entries,
         )
-        session = settings.factory(directory.model_path, options, providers=settings.providers)
+        session = settings.factory(
+            directory.model_bytes(), options, providers=settings.providers, where=str(directory.model_path)
+        )
         input_names, output_name, with_token_type_ids = graph_io(session, directory.manifest, directory.model_path)
         loaded = cls(
             directory=directory,
@@ -195,12 +197,12 @@ class LoadedModel:
         if GOLDEN_NAME not in manifest.files:
             raise ClaimVerificationError(f"verify_golden: {GOLDEN_NAME} is not recorded in the manifest of {directory.path}")
         try:
-            golden = read_golden(path)
+            golden = directory.read_golden()
             reference = golden.logits(manifest.labels)
         except GoldenFormatError as exc:
             raise ClaimVerificationError(f"verify_golden: {path}: {exc}") from exc
-        except OSError as exc:
-            raise ClaimVerificationError(f"verify_golden: cannot read {path}: {exc}") from exc
+        except ClaimVerificationError as exc:
+            raise ClaimVerificationError(f"verify_golden: {exc}") from exc
         parity = directory.parity
         atol, gate = parity.atol, parity.max_prob_diff_gate
         if atol is None and gate is None:  # an ungated report: golden.json's own tolerance

@@ -12,10 +12,11 @@ heavy (no onnxruntime, no torch).
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
-from typing import Literal, Optional
+import os
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
     "MANIFEST_NAME",
@@ -30,6 +31,8 @@ __all__ = [
     "VariantRecord",
     "Manifest",
     "sha256_file",
+    "check_file_name",
+    "resolve_inside",
     "read_manifest",
     "verify_files",
 ]
@@ -49,6 +52,44 @@ REQUIRED_FILES: tuple[str, ...] = ("model.onnx", TOKENIZER_NAME, CONFIG_NAME, "g
 NLI_LABELS = frozenset({"contradiction", "entailment", "neutral"})
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
+
+
+def check_file_name(name: str) -> str:
+    """Return ``name`` if it is a plain relative path inside a model directory.
+
+    Refused: empty names, absolute paths, ``..`` or ``.`` components,
+    backslashes, NUL and other control characters. (Symlinks are checked when
+    a file is opened: :func:`resolve_inside`.)
+
+    Raises:
+        ValueError: the name could point outside the directory.
+    """
+    if not name or any(ord(char) < 32 for char in name) or "\\" in name:
+        raise ValueError(f"file name {name!r} is not a plain relative path")
+    if PurePosixPath(name).is_absolute() or any(part in ("..", ".", "") for part in name.split("/")):
+        raise ValueError(f"file name {name!r} must be relative to the model directory, without '..'")
+    return name
+
+
+_FileName = Annotated[str, AfterValidator(check_file_name)]
+
+
+def resolve_inside(model_dir: "str | os.PathLike[str]", name: str) -> Path:
+    """The real path of ``model_dir/name``, refusing anything that resolves outside ``model_dir``.
+
+    Symlinks are followed (in the name and in the directory itself); the result
+    must lie inside the real path of ``model_dir``.
+
+    Raises:
+        ValueError: ``name`` is not a plain relative name (:func:`check_file_name`)
+            or resolves outside the directory.
+    """
+    check_file_name(name)
+    root = Path(os.path.realpath(model_dir))
+    target = Path(os.path.realpath(root / name))
+    if target != root and root not in target.parents:
+        raise ValueError(f"{name} resolves to {target}, outside the model directory {root}")
+    return target
 
 
 class FileRecord(BaseModel):
@@ -74,11 +115,11 @@ class ParityReport(BaseModel):
 
     passed: bool
     pairs: int = Field(ge=1)
-    atol: Optional[float] = None
-    max_prob_diff_gate: Optional[float] = None
-    max_abs_logit_diff: float
-    max_abs_prob_diff: float
-    argmax_agreement: float = Field(ge=0.0, le=1.0)
+    atol: Optional[float] = Field(default=None, gt=0.0, allow_inf_nan=False)
+    max_prob_diff_gate: Optional[float] = Field(default=None, gt=0.0, allow_inf_nan=False)
+    max_abs_logit_diff: float = Field(ge=0.0, allow_inf_nan=False)
+    max_abs_prob_diff: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    argmax_agreement: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
     token_ids_identical: bool
 
 
@@ -87,7 +128,7 @@ class VariantRecord(BaseModel):
 
     model_config = _FROZEN
 
-    file: str
+    file: _FileName
     description: str
     parity: ParityReport
 
@@ -108,8 +149,8 @@ class Manifest(BaseModel):
     resolved_revision: Optional[str] = None
     source: Literal["hub", "local", "smoke"]
     random_weights: bool = False
-    model_file: str = "model.onnx"
-    files: dict[str, FileRecord]
+    model_file: _FileName = "model.onnx"
+    files: dict[_FileName, FileRecord]
     labels: tuple[str, ...]
     max_length: int = Field(ge=8)
     opset: int
@@ -156,10 +197,17 @@ def read_manifest(model_dir: Path) -> Manifest:
 
 
 def verify_files(model_dir: Path, manifest: Manifest) -> list[str]:
-    """Check every file recorded in the manifest; return readable problems (empty when all match)."""
+    """Check every file recorded in the manifest; return readable problems (empty when all match).
+
+    A name that resolves outside ``model_dir`` (through a symlink) is a problem too.
+    """
     problems: list[str] = []
     for name, record in sorted(manifest.files.items()):
-        path = Path(model_dir) / name
+        try:
+            path = resolve_inside(model_dir, name)
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
         if not path.is_file():
             problems.append(f"{name}: missing")
             continue

@@ -2,29 +2,37 @@
 
 :meth:`ModelDirectory.open` is the one place a model directory is checked
 before use (the engine at load, the exporter when it re-verifies an existing
-export, the variant builder): the manifest parses; it names the model and
-revision the caller expects; the label set is exactly contradiction /
-entailment / neutral; the chosen variant's file is recorded; every recorded
-file matches its sha256 and size; and the label order agrees with the
-hashed ``config.json``. The result carries the verified manifest, the
-variant's file, the label permutation to (entailment, contradiction,
-neutral) and the random-weights flag. The format is described in
-docs/model-directory.md.
+export, the variant builder): the manifest parses; every name in it is a
+plain relative path; it lists every file the runtime reads (the chosen
+variant's model file, ``tokenizer.json``, ``config.json``, ``golden.json``);
+it names the model and revision the caller expects; the label set is
+exactly contradiction / entailment / neutral, in the order of the hashed
+``config.json``'s ``id2label``; the chosen variant passed its parity gate.
+
+Files are verified *as they are read*: :meth:`ModelDirectory.read_verified`
+reads a file's bytes once, checks size and sha256 against the manifest, and
+returns those bytes, so what is used is exactly what was verified (the
+engine hands the model's verified bytes to onnxruntime, never its path).
+Only the files a run reads are hashed; :meth:`ModelDirectory.verify_all`
+hashes every recorded file. What this does and does not protect against is
+in docs/security.md; the format is in docs/model-directory.md.
 
 No onnxruntime here: the engine builds the session from what this returns.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 from pydantic import ValidationError
 
+from .golden import GOLDEN_NAME, Golden, GoldenFormatError, parse_golden
 from .manifest import (
     CONFIG_NAME,
     MANIFEST_NAME,
@@ -33,9 +41,10 @@ from .manifest import (
     TOKENIZER_NAME,
     Manifest,
     ParityReport,
-    read_manifest,
+    resolve_inside,
     verify_files,
 )
+from .messages import one_line
 from .types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -71,6 +80,7 @@ class ModelDirectory:
         permutation: int64 (3,): model logit column of each of :data:`OUTPUT_LABELS`.
         random_weights: a seeded test model whose outputs mean nothing (manifest
             flag, or the test-model builders' marker in ``config.json``).
+        config: the parsed, verified ``config.json``.
     """
 
     path: Path
@@ -79,10 +89,11 @@ class ModelDirectory:
     model_file: str
     permutation: np.ndarray
     random_weights: bool
+    config: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def model_path(self) -> Path:
-        """Absolute-or-relative path of :attr:`model_file`."""
+        """``path / model_file`` (for messages; the model is loaded from its verified bytes)."""
         return self.path / self.model_file
 
     @property
@@ -101,7 +112,7 @@ class ModelDirectory:
         expected_model: Optional[str] = None,
         expected_revision: Optional[str] = None,
     ) -> "ModelDirectory":
-        """Read and verify ``path`` for ``variant``.
+        """Read and verify ``path`` for ``variant`` (the model file itself is hashed when read).
 
         Args:
             path: an exported model directory.
@@ -112,60 +123,140 @@ class ModelDirectory:
 
         Raises:
             ClaimVerificationError: the directory or its manifest is missing or
-                unreadable; it holds another model or revision; the label set
-                is wrong; the variant is unknown or its file unrecorded; a file
-                does not match its sha256 or size; ``config.json``'s id2label
-                disagrees with the manifest. Each message names the directory
-                and says how to fix it.
+                unreadable; a name in it is not a plain relative path; it does not
+                list a file the runtime reads; it holds another model or revision;
+                the label set is wrong; the variant is unknown or failed its gate;
+                ``config.json`` does not match its record or its id2label disagrees
+                with the manifest. Each message names the directory and says how
+                to fix it.
         """
         model_dir = Path(path)
         hint = create_hint(expected_model, expected_revision, model_dir)
         if not model_dir.is_dir():
-            raise ClaimVerificationError(f"model directory {model_dir} does not exist; {hint}")
-        if not (model_dir / MANIFEST_NAME).is_file():
+            what = "is not a directory" if model_dir.exists() else "does not exist"
+            raise ClaimVerificationError(f"model directory {model_dir} {what}; {hint}")
+        manifest_path = model_dir / MANIFEST_NAME
+        if not manifest_path.is_file():
             raise ClaimVerificationError(
                 f"model directory {model_dir} has no {MANIFEST_NAME} (not an export, or the export "
                 f"did not pass its parity gate); {hint}"
             )
         try:
-            manifest = read_manifest(model_dir)
+            manifest = Manifest.model_validate_json(manifest_path.read_bytes())
         except (ValidationError, ValueError, OSError) as exc:
-            raise ClaimVerificationError(f"{model_dir / MANIFEST_NAME} is not a valid manifest: {exc}") from exc
+            raise ClaimVerificationError(f"{manifest_path} is not a valid manifest: {one_line(exc)}") from exc
         _check_identity(model_dir, manifest, expected_model, expected_revision)
         _check_labels(model_dir, manifest)
         model_file = _model_file(model_dir, manifest, variant)
-        problems = verify_files(model_dir, manifest)
-        if problems:
+        unlisted = [name for name in (TOKENIZER_NAME, CONFIG_NAME, GOLDEN_NAME) if name not in manifest.files]
+        if unlisted:
             raise ClaimVerificationError(
-                f"model directory {model_dir} does not match its manifest "
-                f"(tampered or incomplete; re-export it): " + "; ".join(problems)
+                f"{manifest_path} does not record {', '.join(unlisted)}: refusing files the runtime "
+                f"would read unverified; re-export the directory"
             )
-        random_weights = _check_config(model_dir, manifest)
-        permutation = np.array([manifest.labels.index(label) for label in OUTPUT_LABELS], dtype=np.int64)
+        parity = manifest.parity if variant is None else manifest.variants[variant].parity
+        if not parity.passed:
+            raise ClaimVerificationError(
+                f"{manifest_path} records a failed parity gate for {model_file}; re-export the directory"
+            )
+        directory = cls(
+            path=model_dir,
+            manifest=manifest,
+            variant=variant,
+            model_file=model_file,
+            permutation=np.array([manifest.labels.index(label) for label in OUTPUT_LABELS], dtype=np.int64),
+            random_weights=manifest.random_weights,
+        )
+        config = _parse_config(directory.read_verified(CONFIG_NAME), model_dir / CONFIG_NAME)
+        _check_config_labels(model_dir, manifest, config)
         return cls(
             path=model_dir,
             manifest=manifest,
             variant=variant,
             model_file=model_file,
-            permutation=permutation,
-            random_weights=random_weights,
+            permutation=directory.permutation,
+            random_weights=manifest.random_weights or bool(config.get(RANDOM_WEIGHTS_CONFIG_KEY, False)),
+            config=config,
         )
 
-    def load_tokenizer(self) -> "Tokenizer":
-        """The directory's ``tokenizer.json`` with the runtime settings (:func:`verifier.tokenization.load_tokenizer`).
+    def read_verified(self, name: str) -> bytes:
+        """The bytes of the recorded file ``name``, read once and checked against the manifest.
+
+        The file must resolve inside the directory (symlinks included), be a
+        regular file of the recorded size, and its bytes must have the
+        recorded sha256. The returned bytes are the ones that were hashed.
 
         Raises:
-            ClaimVerificationError: the file is missing or cannot be parsed.
+            ClaimVerificationError: ``name`` is not recorded, resolves outside the
+                directory, is missing or not a regular file, or its size or
+                sha256 differs from the manifest.
         """
-        from .tokenization import load_tokenizer
-
-        path = self.path / TOKENIZER_NAME
+        record = self.manifest.files.get(name)
+        if record is None:
+            raise ClaimVerificationError(f"{name} is not recorded in {self.path / MANIFEST_NAME}; re-export the directory")
+        tampered = f"model directory {self.path} does not match its manifest (tampered or incomplete; re-export it)"
         try:
-            return load_tokenizer(path, max_length=self.manifest.max_length)
-        except FileNotFoundError as exc:
-            raise ClaimVerificationError(f"{TOKENIZER_NAME} missing from {self.path}; re-export it") from exc
+            real = resolve_inside(self.path, name)
+        except ValueError as exc:
+            raise ClaimVerificationError(f"{tampered}: {exc}") from None
+        try:
+            with open(real, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not _is_regular(info.st_mode):
+                    raise ClaimVerificationError(f"{tampered}: {name}: not a regular file")
+                if info.st_size != record.size:
+                    raise ClaimVerificationError(f"{tampered}: {name}: size {info.st_size} != manifest {record.size}")
+                data = handle.read(record.size + 1)
+        except FileNotFoundError:
+            raise ClaimVerificationError(f"{tampered}: {name}: missing") from None
+        except OSError as exc:
+            raise ClaimVerificationError(f"cannot read {self.path / name}: {exc.strerror or exc}") from exc
+        if len(data) != record.size:
+            raise ClaimVerificationError(f"{tampered}: {name}: size {len(data)} != manifest {record.size}")
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != record.sha256:
+            raise ClaimVerificationError(f"{tampered}: {name}: sha256 {digest} != manifest {record.sha256}")
+        return data
+
+    def model_bytes(self) -> bytes:
+        """The chosen variant's ONNX model, verified (:meth:`read_verified`)."""
+        return self.read_verified(self.model_file)
+
+    def read_golden(self) -> Golden:
+        """The verified ``golden.json``, parsed.
+
+        Raises:
+            ClaimVerificationError: not verified (see :meth:`read_verified`) or malformed.
+        """
+        data = self.read_verified(GOLDEN_NAME)
+        try:
+            return parse_golden(data)
+        except GoldenFormatError as exc:
+            raise ClaimVerificationError(f"{self.path / GOLDEN_NAME}: {exc}") from exc
+
+    def verify_all(self) -> list[str]:
+        """Hash every recorded file (not only what a run reads); return readable problems."""
+        return verify_files(self.path, self.manifest)
+
+    def load_tokenizer(self) -> "Tokenizer":
+        """The verified ``tokenizer.json`` with the runtime settings (:func:`verifier.tokenization.load_tokenizer`).
+
+        Raises:
+            ClaimVerificationError: the file is not verified or cannot be parsed.
+        """
+        from .tokenization import tokenizer_from_json
+
+        data = self.read_verified(TOKENIZER_NAME)
+        try:
+            return tokenizer_from_json(data.decode("utf-8"), max_length=self.manifest.max_length)
         except Exception as exc:  # tokenizers raises plain Exception on parse errors
-            raise ClaimVerificationError(f"cannot load tokenizer {path}: {exc}") from exc
+            raise ClaimVerificationError(f"cannot load tokenizer {self.path / TOKENIZER_NAME}: {one_line(exc)}") from exc
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
 
 
 def _check_identity(
@@ -214,29 +305,31 @@ def _model_file(model_dir: Path, manifest: Manifest, variant: Optional[str]) -> 
     return name
 
 
-def _check_config(model_dir: Path, manifest: Manifest) -> bool:
-    """Cross-check the manifest against the sha256-verified ``config.json``.
+def _parse_config(data: bytes, path: Path) -> dict[str, Any]:
+    try:
+        config = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ClaimVerificationError(f"cannot read id2label from {path}: {exc}") from exc
+    if not isinstance(config, dict):
+        raise ClaimVerificationError(f"cannot read id2label from {path}: not a JSON object")
+    return config
 
-    The label order the engine permutes by must be ``id2label`` of the config
-    the parity gate ran, so an edited ``manifest.json`` cannot swap entailment
-    and contradiction. Returns whether the model has random weights (manifest
-    flag or the test-model builders' config marker).
+
+def _check_config_labels(model_dir: Path, manifest: Manifest, config: dict[str, Any]) -> None:
+    """The label order the engine permutes by must be ``id2label`` of the hashed config the
+    parity gate ran, so an edited ``manifest.json`` cannot swap entailment and contradiction.
 
     Raises:
-        ClaimVerificationError: unreadable config, or labels that differ.
+        ClaimVerificationError: no readable id2label, or labels that differ.
     """
-    if CONFIG_NAME not in manifest.files:
-        return manifest.random_weights
     path = model_dir / CONFIG_NAME
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
         id2label = {int(key): str(value).strip().lower() for key, value in config["id2label"].items()}
         labels = tuple(id2label[index] for index in range(len(id2label)))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ClaimVerificationError(f"cannot read id2label from {path}: {exc}") from exc
     if labels != tuple(manifest.labels):
         raise ClaimVerificationError(
             f"{model_dir / MANIFEST_NAME} records labels {list(manifest.labels)} but {path} has "
             f"id2label {list(labels)}; the directory was edited after export — re-export it"
         )
-    return manifest.random_weights or bool(config.get(RANDOM_WEIGHTS_CONFIG_KEY, False))

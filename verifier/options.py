@@ -11,11 +11,11 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .batching import BATCH_OVERHEAD_TOKENS
 
-__all__ = ["RuntimeOptions", "Schedule", "default_model_dir", "MODEL_DIR_ENV"]
+__all__ = ["RuntimeOptions", "InputLimits", "Schedule", "default_model_dir", "available_cpus", "MODEL_DIR_ENV"]
 
 #: Environment variable naming the exported model directory to load by default.
 MODEL_DIR_ENV = "CLAIM_VERIFIER_MODEL_DIR"
@@ -32,6 +32,40 @@ def default_model_dir(model: str, revision: str, root: Optional[Path] = None) ->
     return Path(root if root is not None else "models") / f"{name}-{revision[:12]}"
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - macOS / Windows
+        return max(1, os.cpu_count() or 1)
+
+
+class InputLimits(BaseModel):
+    """Size limits on one request, enforced before any tokenization (docs/decision.md §2).
+
+    They bound the time and memory one hostile request can cost: the guards are
+    linear in text length, but the tokenizer materialises every token of a
+    passage before truncating it to the model's window. None of them is
+    digested (a limit refuses a request; it never changes a decision).
+
+    Attributes:
+        max_claim_chars: characters in the stripped claim (default 10,000).
+        max_passage_chars: characters in one evidence text (default 100,000; the
+            model reads the first ~512 tokens of a pair, a localized recheck may
+            use any sentence).
+        max_reference_chars: characters in one evidence reference (default 1,000).
+        max_request_bytes: bytes of one input line or request body, for the
+            command line and the server (default 16 MiB).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_claim_chars: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 10_000
+    max_passage_chars: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 100_000
+    max_reference_chars: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 1_000
+    max_request_bytes: Annotated[int, Field(ge=1024, le=1 << 34, strict=True)] = 16 << 20
+
+
 class RuntimeOptions(BaseModel):
     """How the ONNX engine is loaded and how model work is scheduled.
 
@@ -40,8 +74,9 @@ class RuntimeOptions(BaseModel):
             or :func:`default_model_dir` for the configured model and revision.
         variant: ONNX variant recorded in the manifest (``None`` = the float32 ``model.onnx``).
         providers: onnxruntime execution providers in priority order (default CPU only).
-        intra_op_num_threads: onnxruntime intra-op threads (``None`` = onnxruntime's default).
-        inter_op_num_threads: onnxruntime inter-op threads.
+        intra_op_num_threads: onnxruntime intra-op threads (``None`` = onnxruntime's default);
+            at most :func:`available_cpus` (more only oversubscribes the cores).
+        inter_op_num_threads: onnxruntime inter-op threads (same bound).
         graph_optimization_level: onnxruntime graph optimisation level at session creation.
         max_batch_tokens: token budget of one padded batch (batch rows x padded length).
         batch_overhead_tokens: cost of one onnxruntime run in padded-token units, used
@@ -49,6 +84,10 @@ class RuntimeOptions(BaseModel):
         session_config_entries: onnxruntime session config entries set at load,
             e.g. ``{"session.intra_op.allow_spinning": "0"}``.
         verify_golden: re-score ``golden.json`` at load and refuse a disagreeing model.
+        limits: size limits on each request (:class:`InputLimits`).
+        score_timeout_s: deadline of one scorer call in seconds (``None``: none). A
+            call past it raises ``ClaimVerificationError``; the scorer's thread
+            cannot be stopped and finishes in the background.
         schedule: ``"staged"`` scores exactly what the procedure (docs/decision.md §3) needs when it needs it;
             ``"eager"`` scores singles and every candidate combination in one padded
             pass when that is possible. Both give identical results.
@@ -59,14 +98,24 @@ class RuntimeOptions(BaseModel):
     model_dir: Optional[Path] = None
     variant: Optional[str] = None
     providers: Optional[tuple[str, ...]] = None
-    intra_op_num_threads: Optional[Annotated[int, Field(ge=1, le=1024)]] = None
-    inter_op_num_threads: Optional[Annotated[int, Field(ge=1, le=1024)]] = None
+    intra_op_num_threads: Optional[Annotated[int, Field(ge=1, strict=True)]] = None
+    inter_op_num_threads: Optional[Annotated[int, Field(ge=1, strict=True)]] = None
     graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
     max_batch_tokens: Annotated[int, Field(ge=64, le=1 << 22)] = 8192
     batch_overhead_tokens: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = BATCH_OVERHEAD_TOKENS
     session_config_entries: Optional[dict[str, str]] = None
     verify_golden: bool = False
+    limits: InputLimits = InputLimits()
+    score_timeout_s: Optional[Annotated[float, Field(gt=0.0, le=86_400.0, allow_inf_nan=False)]] = None
     schedule: Schedule = "staged"
+
+    @field_validator("intra_op_num_threads", "inter_op_num_threads")
+    @classmethod
+    def _at_most_the_cpus(cls, value: Optional[int]) -> Optional[int]:
+        cpus = available_cpus()
+        if value is not None and value > cpus:
+            raise ValueError(f"must be at most the {cpus} CPUs available to this process, got {value}")
+        return value
 
     def resolve_model_dir(self, model: str, revision: str) -> Path:
         """The directory to load: explicit, then ``$CLAIM_VERIFIER_MODEL_DIR``, then the default."""

@@ -15,13 +15,13 @@ import json
 import math
 import threading
 from pathlib import Path
-from typing import Mapping, Optional, Protocol, Sequence, Union, runtime_checkable
+from typing import Any, Mapping, Optional, Protocol, Sequence, Union, runtime_checkable
 
 import numpy as np
 
 from .types import PROBABILITY_SUM_TOLERANCE, ClaimVerificationError
 
-__all__ = ["Scorer", "ScriptedScorer", "RecordedScorer", "validate_scores", "Probabilities"]
+__all__ = ["Scorer", "ScriptedScorer", "RecordedScorer", "validate_scores", "score_tolerance", "Probabilities"]
 
 #: (entailment, contradiction) with neutral = 1 - both, or all three.
 Probabilities = Union[tuple[float, float], tuple[float, float, float]]
@@ -42,14 +42,33 @@ class Scorer(Protocol):
         ...
 
 
+def score_tolerance(dtype: "np.dtype[Any]") -> float:
+    """How far a scorer's probabilities may stray from [0, 1] and from summing to 1.
+
+    ``max(1e-5, 8 × machine epsilon of dtype)``: 1e-5 (the result models' own
+    tolerance, docs/decision.md §1) for float32/float64 and integers, and
+    about 7.8e-3 for float16, whose rounding alone moves a row's sum that far.
+    """
+    eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else 0.0
+    return max(PROBABILITY_SUM_TOLERANCE, 8.0 * eps)
+
+
 def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
     """Check a scorer's output and return it as a float64 array of shape (n, 3).
+
+    Rounding is forgiven within :func:`score_tolerance` of the input dtype: a
+    value in [-tol, 0) or (1, 1 + tol] is clipped into [0, 1] (e.g. a neutral of
+    -2.8e-17 computed as ``1 - e - c``), and a row whose sum is within tol of 1
+    but not within 1e-5 (float16 rounding) is divided by its sum. Rows already
+    in [0, 1] and summing to 1 within 1e-5 are returned bit for bit, so
+    recorded scores replay exactly.
 
     Raises:
         ClaimVerificationError: not an array of real numbers (complex, bool,
             strings and objects are refused), wrong shape,
-            non-finite values, a value outside [0, 1], or a row not summing to 1
-            within 1e-5 (docs/decision.md §2). The message names the first offending row.
+            non-finite values, a value outside [-tol, 1 + tol], or a row not
+            summing to 1 within tol (docs/decision.md §2). The message names the
+            first offending row.
     """
     try:
         raw = np.asarray(scores)
@@ -59,6 +78,7 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
         raise ClaimVerificationError(
             f"scorer returned {raw.dtype} values; expected real numbers (float or integer)"
         )
+    tolerance = score_tolerance(raw.dtype)
     # A private float64 copy: a scorer may reuse its output buffer on the next call.
     array = np.array(raw, dtype=np.float64, copy=True)
     if array.shape != (expected_rows, 3):
@@ -71,17 +91,22 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
     if not finite.all():
         row = int(np.argmin(finite))
         raise ClaimVerificationError(f"scorer returned non-finite scores at row {row}: {array[row].tolist()}")
-    in_range = ((array >= 0.0) & (array <= 1.0)).all(axis=1)
+    in_range = ((array >= -tolerance) & (array <= 1.0 + tolerance)).all(axis=1)
     if not in_range.all():
         row = int(np.argmin(in_range))
         raise ClaimVerificationError(f"scorer returned scores outside [0, 1] at row {row}: {array[row].tolist()}")
-    sums_ok = np.abs(array.sum(axis=1) - 1.0) <= PROBABILITY_SUM_TOLERANCE
+    np.clip(array, 0.0, 1.0, out=array)
+    sums = array.sum(axis=1)
+    sums_ok = np.abs(sums - 1.0) <= tolerance
     if not sums_ok.all():
         row = int(np.argmin(sums_ok))
         raise ClaimVerificationError(
-            f"scorer returned scores not summing to 1 (±{PROBABILITY_SUM_TOLERANCE:g}) at row {row}: "
+            f"scorer returned scores not summing to 1 (±{tolerance:g}) at row {row}: "
             f"{array[row].tolist()}"
         )
+    loose = np.abs(sums - 1.0) > PROBABILITY_SUM_TOLERANCE
+    if loose.any():
+        array[loose] /= sums[loose, None]
     return array
 
 

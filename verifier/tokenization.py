@@ -18,15 +18,11 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tokenizers import Encoding, Tokenizer
 
-__all__ = ["load_tokenizer", "encode_pairs", "pad_encodings"]
+__all__ = ["load_tokenizer", "tokenizer_from_json", "encode_pairs", "pad_encodings"]
 
 
 def load_tokenizer(path: Path, *, max_length: int) -> "Tokenizer":
-    """Load ``tokenizer.json`` with the runtime's fixed settings.
-
-    Truncation: ``longest_first`` at ``max_length`` tokens per pair, special
-    tokens included (what transformers' ``truncation=True`` does for pairs).
-    Padding: disabled (see :func:`pad_encodings`).
+    """Load a ``tokenizer.json`` file with the runtime's fixed settings (:func:`tokenizer_from_json`).
 
     Args:
         path: a ``tokenizer.json`` file (Hugging Face ``tokenizers`` format).
@@ -37,12 +33,26 @@ def load_tokenizer(path: Path, *, max_length: int) -> "Tokenizer":
         Exception: ``tokenizers`` could not parse the file (re-raised by callers
             as ``ClaimVerificationError``).
     """
-    from tokenizers import Tokenizer
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"tokenizer file not found: {path}")
-    tokenizer = Tokenizer.from_file(str(path))
+    return tokenizer_from_json(path.read_text(encoding="utf-8"), max_length=max_length)
+
+
+def tokenizer_from_json(text: str, *, max_length: int) -> "Tokenizer":
+    """A tokenizer from the text of a ``tokenizer.json``, with the runtime's fixed settings.
+
+    Truncation: ``longest_first`` at ``max_length`` tokens per pair, special
+    tokens included (what transformers' ``truncation=True`` does for pairs).
+    Padding: disabled (see :func:`pad_encodings`). The engine passes the
+    verified bytes of the model directory's file, never its path.
+
+    Raises:
+        Exception: ``tokenizers`` could not parse the text.
+    """
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_str(text)
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=max_length, strategy="longest_first", stride=0)
     return tokenizer

@@ -23,12 +23,14 @@ does not matter; the order of passages and groups does).
 from __future__ import annotations
 
 import math
+import unicodedata
 from datetime import datetime
 from enum import Enum
 from typing import Annotated, Literal, Optional
 from uuid import UUID
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -59,6 +61,8 @@ __all__ = [
     "LocalizedEvidenceAssessment",
     "ClaimVerification",
     "ClaimRequest",
+    "has_visible_text",
+    "check_text",
 ]
 
 #: Default NLI cross-encoder (Sentence Transformers model table: 90.04 MNLI-mismatched accuracy).
@@ -134,9 +138,40 @@ Limitation = Literal[
     "uncorroborated_model_contradiction",
 ]
 
+#: Characters that do not make a text non-empty: whitespace, format characters (Cf:
+#: zero-width space/joiners, BOM, bidi marks) and other invisible controls.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether ``text`` has a character other than whitespace, format (Cf) and control (Cc) characters.
+
+    Example:
+        >>> has_visible_text("\u200b \ufeff"), has_visible_text("\u200bx")
+        (False, True)
+    """
+    return any(not char.isspace() and unicodedata.category(char) not in _INVISIBLE_CATEGORIES for char in text)
+
+
+def check_text(text: str) -> str:
+    """A text field's rule: at least one visible character (:func:`has_visible_text`) and no NUL.
+
+    Raises:
+        ValueError: only invisible characters, or a NUL character (``\x00``).
+    """
+    if "\x00" in text:
+        raise ValueError(f"must not contain a NUL character (at position {text.index(chr(0))})")
+    if not has_visible_text(text):
+        raise ValueError("must contain a visible character (only whitespace or invisible characters given)")
+    return text
+
+
 _StrippedNonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+#: An evidence text: stripped, with a visible character, no NUL.
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(check_text)]
 _Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-_Threshold = Annotated[float, Field(ge=0.5, le=1.0, allow_inf_nan=False)]
+#: Strict: a threshold given as a string or a bool is a caller's mistake, not a number.
+_Threshold = Annotated[float, Field(ge=0.5, le=1.0, allow_inf_nan=False, strict=True)]
 _Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -180,7 +215,7 @@ class ClaimEvidence(BaseModel):
 
     reference: _StrippedNonEmpty
     memory_id: UUID
-    text: _StrippedNonEmpty
+    text: _Text
     source_type: Optional[SourceType] = None
     epistemic_type: Optional[EpistemicType] = None
     lifecycle_state: Optional[LifecycleState] = None
@@ -315,4 +350,5 @@ class ClaimRequest(BaseModel):
     id: Optional[str] = None
     claim: str
     evidence: tuple[ClaimEvidence, ...] = ()
-    requires_complete_set: bool = False
+    #: Strict: ``"yes"`` or ``1`` is refused rather than read as true.
+    requires_complete_set: Annotated[bool, Field(strict=True)] = False

@@ -15,14 +15,18 @@ a malformed field; :func:`describe_validation_error` words the latter for users.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Sized, Union
 from uuid import UUID
 
-from pydantic import ValidationError
-
-from .types import ClaimEvidence, ClaimRequest, ClaimVerificationConfig
+from .messages import PYDANTIC_WORDS, describe_validation_error, strip_pydantic_links
+from .options import InputLimits
+from .types import (
+    ClaimEvidence,
+    ClaimRequest,
+    ClaimVerificationConfig,
+    has_visible_text,
+)
 
 __all__ = [
     "InputError",
@@ -34,28 +38,6 @@ __all__ = [
     "strip_pydantic_links",
     "PYDANTIC_WORDS",
 ]
-
-#: pydantic error types worded for users; other types keep pydantic's own message.
-PYDANTIC_WORDS: dict[str, str] = {
-    "missing": "required field is missing",
-    "tuple_type": "must be a list",
-    "list_type": "must be a list",
-    "uuid_type": "not a valid UUID",
-    "uuid_parsing": "not a valid UUID",
-    "string_type": "must be a string",
-    "bool_type": "must be true or false",
-    "bool_parsing": "must be true or false",
-    "int_type": "must be an integer",
-    "int_parsing": "must be an integer",
-    "float_type": "must be a number",
-    "float_parsing": "must be a number",
-    "dict_type": "must be a JSON object",
-    "model_type": "must be a JSON object",
-    "extra_forbidden": "unknown field",
-}
-#: The link pydantic appends to its messages ("For further information visit https://errors.pydantic.dev/...").
-_PYDANTIC_URL = re.compile(r"\s*For further information visit https?://errors\.pydantic\.dev/\S*")
-
 
 class InputError(ValueError):
     """A request that fails the checks of docs/decision.md §2.
@@ -87,6 +69,7 @@ class ValidRequest:
         id: the caller's label (never digested).
         max_evidence: the limit it was checked against (a verifier with another
             limit checks it again).
+        limits: the size limits it was checked against (likewise).
     """
 
     claim: str
@@ -94,20 +77,48 @@ class ValidRequest:
     requires_complete_set: bool = False
     id: Optional[str] = None
     max_evidence: int = ClaimVerificationConfig().max_evidence
+    limits: InputLimits = InputLimits()
 
 
-def validate_claim(claim: object) -> str:
+_DEFAULT_LIMITS = InputLimits()
+
+
+def _too_long(field: str, what: str, length: int, limit_name: str, limit: int) -> InputError:
+    return InputError(
+        f"{what} has {length:,} characters, more than {limit_name}={limit}",
+        field=field,
+        reason=f"{length:,} characters exceed {limit_name}={limit}",
+    )
+
+
+def validate_claim(claim: object, limits: InputLimits = _DEFAULT_LIMITS) -> str:
     """Return the stripped claim.
 
     Raises:
-        InputError: not a string, empty after stripping, or not encodable as
-            UTF-8 (a lone surrogate).
+        InputError: not a string, empty after stripping, only invisible
+            characters (zero-width, format, control), a NUL character, or not
+            encodable as UTF-8 (a lone surrogate), or longer than
+            ``limits.max_claim_chars``.
     """
     if not isinstance(claim, str):
         raise InputError(f"claim must be a string, got {type(claim).__name__}", field="claim")
     stripped = claim.strip()
     if not stripped:
         raise InputError("claim must not be empty", field="claim", reason="claim is empty")
+    if len(stripped) > limits.max_claim_chars:
+        raise _too_long("claim", "claim", len(stripped), "max_claim_chars", limits.max_claim_chars)
+    if not has_visible_text(stripped):
+        raise InputError(
+            "claim must contain a visible character (only whitespace or invisible characters given)",
+            field="claim",
+            reason="claim has no visible character",
+        )
+    if "\x00" in stripped:
+        raise InputError(
+            f"claim must not contain a NUL character (at position {stripped.index(chr(0))})",
+            field="claim",
+            reason="claim contains a NUL character",
+        )
     try:
         stripped.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -118,14 +129,17 @@ def validate_claim(claim: object) -> str:
 
 
 def validate_evidence(
-    evidence: Iterable[Union[ClaimEvidence, Mapping[str, Any]]], config: ClaimVerificationConfig
+    evidence: Iterable[Union[ClaimEvidence, Mapping[str, Any]]],
+    config: ClaimVerificationConfig,
+    limits: InputLimits = _DEFAULT_LIMITS,
 ) -> tuple[ClaimEvidence, ...]:
     """Parse passages and enforce ``max_evidence`` and unique references and memory ids.
 
     Raises:
         InputError: not a list of passages, more than ``config.max_evidence``
-            passages (names the maximum), or a repeated reference or memory id
-            (names it and the passage it repeats).
+            passages (names the maximum), a text or reference longer than its
+            limit, or a repeated reference or memory id (names it and the
+            passage it repeats).
         pydantic.ValidationError: a malformed passage (names the field).
     """
     if evidence is None or isinstance(evidence, (str, bytes, Mapping)) or not isinstance(evidence, Iterable):
@@ -133,15 +147,28 @@ def validate_evidence(
             f"evidence must be a list of passages (ClaimEvidence or mappings), got {type(evidence).__name__}",
             field="evidence",
         )
-    items = tuple(
-        item if isinstance(item, ClaimEvidence) else ClaimEvidence.model_validate(item) for item in evidence
-    )
-    if len(items) > config.max_evidence:
-        raise InputError(
-            f"evidence has {len(items)} passages, more than max_evidence={config.max_evidence}",
+    def too_many(count: str) -> InputError:
+        return InputError(
+            f"evidence has {count} passages, more than max_evidence={config.max_evidence}",
             field="evidence",
-            reason=f"{len(items)} passages exceed max_evidence={config.max_evidence}",
+            reason=f"{count} passages exceed max_evidence={config.max_evidence}",
         )
+
+    if isinstance(evidence, Sized) and len(evidence) > config.max_evidence:  # refused before parsing any
+        raise too_many(str(len(evidence)))
+    items: list[ClaimEvidence] = []
+    for item in evidence:
+        if len(items) == config.max_evidence:  # a generator: never parse past the limit
+            raise too_many(f"more than {config.max_evidence}")
+        items.append(item if isinstance(item, ClaimEvidence) else ClaimEvidence.model_validate(item))
+    for index, item in enumerate(items):
+        if len(item.text) > limits.max_passage_chars:
+            raise _too_long(f"evidence.{index}.text", f"evidence {index} text", len(item.text), "max_passage_chars", limits.max_passage_chars)
+        if len(item.reference) > limits.max_reference_chars:
+            raise _too_long(
+                f"evidence.{index}.reference", f"evidence {index} reference", len(item.reference),
+                "max_reference_chars", limits.max_reference_chars,
+            )
     references: dict[str, int] = {}
     memory_ids: dict[UUID, int] = {}
     for index, item in enumerate(items):
@@ -159,19 +186,22 @@ def validate_evidence(
             )
         references[item.reference] = index
         memory_ids[item.memory_id] = index
-    return items
+    return tuple(items)
 
 
 def validate_request(
-    request: Union[ValidRequest, ClaimRequest, Mapping[str, Any]], config: ClaimVerificationConfig
+    request: Union[ValidRequest, ClaimRequest, Mapping[str, Any]],
+    config: ClaimVerificationConfig,
+    limits: InputLimits = _DEFAULT_LIMITS,
 ) -> ValidRequest:
-    """Validate one request for ``config`` (docs/decision.md §2); a :class:`ValidRequest` checked
-    against the same ``max_evidence`` is returned as is.
+    """Validate one request for ``config`` and ``limits`` (docs/decision.md §2); a
+    :class:`ValidRequest` checked against the same ``max_evidence`` and limits is returned as is.
 
     Args:
         request: a :class:`ValidRequest`, a :class:`~verifier.types.ClaimRequest`,
             or a mapping with the fields of one.
         config: the decision configuration (its ``max_evidence`` bounds the passages).
+        limits: size limits (default :class:`~verifier.options.InputLimits` ``()``).
 
     Raises:
         InputError: see :func:`validate_claim` and :func:`validate_evidence`.
@@ -183,7 +213,7 @@ def validate_request(
         ('The launch is Tuesday.', ())
     """
     if isinstance(request, ValidRequest):
-        if request.max_evidence == config.max_evidence:
+        if request.max_evidence == config.max_evidence and request.limits == limits:
             return request
         request = ClaimRequest(
             id=request.id,
@@ -192,37 +222,13 @@ def validate_request(
             requires_complete_set=request.requires_complete_set,
         )
     item = request if isinstance(request, ClaimRequest) else ClaimRequest.model_validate(request)
-    claim = validate_claim(item.claim)
-    evidence = validate_evidence(item.evidence, config)
+    claim = validate_claim(item.claim, limits)
+    evidence = validate_evidence(item.evidence, config, limits)
     return ValidRequest(
         claim=claim,
         evidence=evidence,
         requires_complete_set=item.requires_complete_set,
         id=item.id,
         max_evidence=config.max_evidence,
+        limits=limits,
     )
-
-
-def strip_pydantic_links(text: str) -> str:
-    """``text`` without pydantic's "For further information visit https://errors.pydantic.dev/..." links."""
-    return _PYDANTIC_URL.sub("", text)
-
-
-def describe_validation_error(exc: ValidationError) -> tuple[Optional[str], str, int]:
-    """The first error of ``exc`` in user words: ``(field, message, count of all errors)``.
-
-    ``field`` is the dotted location (``evidence.0.memory_id``), ``None`` for
-    the whole document; ``message`` uses :data:`PYDANTIC_WORDS` where it can
-    (``must be a list``), ``invalid JSON: ...`` for a JSON syntax error, and
-    pydantic's own message otherwise, without its link.
-    """
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    kind = str(first.get("type", ""))
-    if kind == "json_invalid":
-        detail = (first.get("ctx") or {}).get("error")
-        message = f"invalid JSON: {detail}" if detail else "invalid JSON"
-    else:
-        message = PYDANTIC_WORDS.get(kind) or str(first.get("msg", "invalid value"))
-    location = ".".join(str(part) for part in first.get("loc", ())) or None
-    return location, message, len(errors)

@@ -1,0 +1,178 @@
+"""Model-directory integrity: the holes an adversarial user found, each with the regression that names it.
+
+Every test tampers with a private copy of the exported tiny model
+(``tiny_model_copy``) and checks that loading refuses it, or that what runs
+is exactly what was verified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from verifier import ClaimVerificationError, OnnxScorer
+from verifier.manifest import MANIFEST_NAME, Manifest, check_file_name, read_manifest
+from verifier.model_directory import ModelDirectory
+from verifier.session import create_session
+
+PAIRS = [("The launch is Tuesday.", "The launch is on Tuesday."), ("a", "b")]
+
+
+def _manifest(model_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((model_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+    return data
+
+
+def _write_manifest(model_dir: Path, data: dict[str, Any]) -> None:
+    (model_dir / MANIFEST_NAME).write_text(json.dumps(data), encoding="utf-8")
+
+
+def _record(model_dir: Path, name: str) -> None:
+    """Record ``name``'s current sha256 and size in the manifest (what an editor would do)."""
+    data = _manifest(model_dir)
+    payload = (model_dir / name).read_bytes()
+    data["files"][name] = {"sha256": hashlib.sha256(payload).hexdigest(), "size": len(payload)}
+    _write_manifest(model_dir, data)
+
+
+class TestManifestMustListWhatIsRead:
+    def test_deleting_the_config_record_and_reordering_labels_is_refused(self, tiny_model_copy: Path) -> None:
+        """Regression: removing config.json from `files` and swapping labels loaded silently with
+        entailment and contradiction swapped."""
+        data = _manifest(tiny_model_copy)
+        del data["files"]["config.json"]
+        data["labels"] = [data["labels"][1], data["labels"][0], data["labels"][2]]
+        _write_manifest(tiny_model_copy, data)
+        with pytest.raises(ClaimVerificationError, match=re.escape("does not record config.json: refusing files")):
+            OnnxScorer(tiny_model_copy).load()
+
+    def test_an_unlisted_edited_tokenizer_is_refused(self, tiny_model_copy: Path) -> None:
+        """Regression: an edited tokenizer.json without a manifest record was loaded unverified."""
+        data = _manifest(tiny_model_copy)
+        del data["files"]["tokenizer.json"]
+        _write_manifest(tiny_model_copy, data)
+        tokenizer = json.loads((tiny_model_copy / "tokenizer.json").read_text(encoding="utf-8"))
+        tokenizer["truncation"] = None
+        (tiny_model_copy / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+        with pytest.raises(ClaimVerificationError, match=re.escape("does not record tokenizer.json")):
+            OnnxScorer(tiny_model_copy).load()
+
+    def test_an_unlisted_golden_file_is_refused(self, tiny_model_copy: Path) -> None:
+        data = _manifest(tiny_model_copy)
+        del data["files"]["golden.json"]
+        _write_manifest(tiny_model_copy, data)
+        with pytest.raises(ClaimVerificationError, match=re.escape("does not record golden.json")):
+            OnnxScorer(tiny_model_copy).load()
+
+    def test_a_failed_parity_gate_is_refused(self, tiny_model_copy: Path) -> None:
+        data = _manifest(tiny_model_copy)
+        data["parity"]["passed"] = False
+        _write_manifest(tiny_model_copy, data)
+        with pytest.raises(ClaimVerificationError, match=re.escape("records a failed parity gate for model.onnx")):
+            OnnxScorer(tiny_model_copy).load()
+
+    def test_nan_in_a_parity_report_is_refused(self, tiny_model_copy: Path) -> None:
+        """Regression: a NaN max |Δlogit| in the parity report validated."""
+        text = (tiny_model_copy / MANIFEST_NAME).read_text(encoding="utf-8")
+        data = json.loads(text)
+        data["parity"]["max_abs_logit_diff"] = float("nan")
+        (tiny_model_copy / MANIFEST_NAME).write_text(json.dumps(data), encoding="utf-8")  # json writes NaN
+        with pytest.raises(ClaimVerificationError, match=r"is not a valid manifest: .*max_abs_logit_diff"):
+            OnnxScorer(tiny_model_copy).load()
+
+
+class TestPathsStayInside:
+    @pytest.mark.parametrize("name", ["/etc/passwd", "../model.onnx", "sub/../../x.onnx", "./model.onnx", "a\\b.onnx", ""])
+    def test_names_that_could_leave_the_directory_are_refused(self, name: str) -> None:
+        with pytest.raises(ValueError):
+            check_file_name(name)
+
+    @pytest.mark.parametrize("field", ["model_file", "files", "variants"])
+    def test_a_manifest_with_an_outside_path_does_not_parse(self, tiny_model_copy: Path, field: str) -> None:
+        """Regression: `model_file`, `files` keys and variant files could be absolute or contain '..'."""
+        outside = str(tiny_model_copy.parent / "elsewhere.onnx")
+        data = _manifest(tiny_model_copy)
+        if field == "model_file":
+            data["model_file"] = outside
+        elif field == "files":
+            data["files"]["../elsewhere.onnx"] = data["files"]["model.onnx"]
+        else:
+            data["variants"] = {"evil": {"file": "../elsewhere.onnx", "description": "x", "parity": data["parity"]}}
+        _write_manifest(tiny_model_copy, data)
+        with pytest.raises(ClaimVerificationError, match="is not a valid manifest: .*must be relative to the model directory"):
+            OnnxScorer(tiny_model_copy).load()
+
+    def test_a_symlink_that_resolves_outside_is_refused(self, tiny_model_copy: Path, tmp_path: Path) -> None:
+        """Regression: a recorded file could be a symlink to a file outside the directory."""
+        outside = tmp_path / "outside.onnx"
+        (tiny_model_copy / "model.onnx").rename(outside)
+        os.symlink(outside, tiny_model_copy / "model.onnx")
+        with pytest.raises(ClaimVerificationError, match=r"model\.onnx resolves to .*outside the model directory"):
+            OnnxScorer(tiny_model_copy).load()
+
+    def test_a_symlink_inside_the_directory_is_allowed(self, tiny_model_copy: Path) -> None:
+        (tiny_model_copy / "model.onnx").rename(tiny_model_copy / "real.onnx")
+        os.symlink("real.onnx", tiny_model_copy / "model.onnx")
+        assert OnnxScorer(tiny_model_copy).score(PAIRS).shape == (2, 3)
+
+
+class TestWhatRunsIsWhatWasVerified:
+    def test_a_swap_after_verification_does_not_change_what_runs(self, tiny_model_copy: Path, tiny_bert_model_dir: Path) -> None:
+        """Regression (time of check / time of use): the model file was hashed, then onnxruntime
+        reopened it by path, so a concurrent swap ran an unverified model. Now the verified bytes
+        are what onnxruntime gets: swapping the file after the check changes nothing."""
+        expected = OnnxScorer(tiny_model_copy).score(PAIRS)
+        recorded = read_manifest(tiny_model_copy).files["model.onnx"].sha256
+        seen: list[str] = []
+
+        def swap_then_create(model: Any, options: Any, *, providers: Any, where: str) -> Any:
+            # the attacker wins every race: the file is replaced right after it was verified
+            (tiny_model_copy / "model.onnx").write_bytes((tiny_bert_model_dir / "model.onnx").read_bytes())
+            assert isinstance(model, bytes)
+            seen.append(hashlib.sha256(model).hexdigest())
+            return create_session(model, options, providers=providers, where=where)
+
+        got = OnnxScorer(tiny_model_copy, session_factory=swap_then_create).score(PAIRS)
+        assert seen == [recorded]
+        np.testing.assert_array_equal(got, expected)
+
+    def test_only_the_files_a_run_reads_are_hashed(self, tiny_model_copy: Path) -> None:
+        """A corrupt file the chosen variant never reads does not block loading; verify_all reports it."""
+        (tiny_model_copy / "model.other.onnx").write_bytes(b"not a model")
+        _record(tiny_model_copy, "model.other.onnx")
+        with open(tiny_model_copy / "model.other.onnx", "ab") as handle:
+            handle.write(b"!")
+        directory = ModelDirectory.open(tiny_model_copy)
+        assert OnnxScorer(tiny_model_copy).score(PAIRS).shape == (2, 3)
+        assert directory.verify_all() == ["model.other.onnx: size 12 != manifest 11"]
+
+    def test_a_directory_path_that_is_a_file_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "file"
+        path.write_text("x", encoding="utf-8")
+        with pytest.raises(ClaimVerificationError, match=re.escape(f"model directory {path} is not a directory")):
+            OnnxScorer(path).load()
+
+    def test_a_manifest_that_is_a_directory_is_refused(self, tmp_path: Path) -> None:
+        (tmp_path / MANIFEST_NAME).mkdir()
+        with pytest.raises(ClaimVerificationError, match=re.escape(f"model directory {tmp_path} has no {MANIFEST_NAME}")):
+            OnnxScorer(tmp_path).load()
+
+
+def test_manifest_model_refuses_outside_names_directly() -> None:
+    with pytest.raises(ValueError, match="must be relative"):
+        Manifest.model_validate(
+            {
+                "model": "m", "source": "local", "model_file": "/abs.onnx", "files": {}, "labels": [],
+                "max_length": 8, "opset": 17, "inputs": [], "pad_token_id": 0, "versions": {},
+                "parity": {"passed": True, "pairs": 1, "max_abs_logit_diff": 0.0, "max_abs_prob_diff": 0.0,
+                           "argmax_agreement": 1.0, "token_ids_identical": True},
+                "created_at": "now",
+            }
+        )

@@ -1,0 +1,66 @@
+"""User-facing wording of errors: pydantic validation errors and exceptions on one line.
+
+Shared by the library, the command line and the exporter, so a malformed
+field reads the same everywhere (``field evidence.0.memory_id: not a valid
+UUID``) and no message carries pydantic's documentation links.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import ValidationError
+
+__all__ = ["PYDANTIC_WORDS", "describe_validation_error", "strip_pydantic_links", "one_line"]
+
+#: pydantic error types worded for users; other types keep pydantic's own message.
+PYDANTIC_WORDS: dict[str, str] = {
+    "missing": "required field is missing",
+    "tuple_type": "must be a list",
+    "list_type": "must be a list",
+    "uuid_type": "not a valid UUID",
+    "uuid_parsing": "not a valid UUID",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "dict_type": "must be a JSON object",
+    "model_type": "must be a JSON object",
+    "extra_forbidden": "unknown field",
+}
+#: The link pydantic appends to its messages ("For further information visit https://errors.pydantic.dev/...").
+_PYDANTIC_URL = re.compile(r"\s*For further information visit https?://errors\.pydantic\.dev/\S*")
+
+
+def strip_pydantic_links(text: str) -> str:
+    """``text`` without pydantic's "For further information visit https://errors.pydantic.dev/..." links."""
+    return _PYDANTIC_URL.sub("", text)
+
+
+def describe_validation_error(exc: ValidationError) -> tuple[Optional[str], str, int]:
+    """The first error of ``exc`` in user words: ``(field, message, count of all errors)``.
+
+    ``field`` is the dotted location (``evidence.0.memory_id``), ``None`` for
+    the whole document; ``message`` uses :data:`PYDANTIC_WORDS` where it can
+    (``must be a list``), ``invalid JSON: ...`` for a JSON syntax error, and
+    pydantic's own message otherwise, without its link.
+    """
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    kind = str(first.get("type", ""))
+    if kind == "json_invalid":
+        detail = (first.get("ctx") or {}).get("error")
+        message = f"invalid JSON: {detail}" if detail else "invalid JSON"
+    else:
+        message = PYDANTIC_WORDS.get(kind) or str(first.get("msg", "invalid value"))
+    location = ".".join(str(part) for part in first.get("loc", ())) or None
+    return location, message, len(errors)
+
+
+def one_line(exc: BaseException) -> str:
+    """``str(exc)`` on one line, without pydantic links (the type name when the text is empty)."""
+    return " ".join(strip_pydantic_links(str(exc)).split()) or type(exc).__name__
