@@ -17,7 +17,7 @@ import pytest
 from verifier import audit, cli
 from verifier.decision import ClaimVerifier
 from verifier.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
-from verifier.options import RuntimeOptions
+from verifier.options import RuntimeOptions, available_cpus
 from verifier.scoring import ScriptedScorer
 from verifier.types import (
     DEFAULT_MODEL,
@@ -559,7 +559,8 @@ def test_unreadable_manifest(capsys: pytest.CaptureFixture[str], scripted: Built
         (["verify", "x.jsonl", "--refutation-policy", "strict"], "argument --refutation-policy: invalid choice: 'strict'"),
         (["verify", "x.jsonl", "--schedule", "fast"], "argument --schedule: invalid choice: 'fast'"),
         (["verify", "x.jsonl", "--max-group-size", "4"], "argument --max-group-size: invalid choice: 4"),
-        (["verify", "x.jsonl", "--threads", "0"], "argument --threads: must be within [1, 1024], got 0"),
+        (["verify", "x.jsonl", "--threads", "0"], f"argument --threads: must be within [1, {available_cpus()}], got 0"),
+        (["verify", "x.jsonl", "--threads", "1024"], f"argument --threads: must be within [1, {available_cpus()}], got 1024"),
         (["verify", "x.jsonl", "--batch-size", "300"], "argument --batch-size: must be within [1, 256], got 300"),
         (["verify", "x.jsonl", "--bogus"], "python -m verifier verify: error: unrecognized arguments: --bogus"),
         (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
@@ -579,7 +580,7 @@ def test_parser_rejects_bad_values(capsys: pytest.CaptureFixture[str], argv: lis
         (["verify"], "error: give an INPUT file (JSON Lines) or --claim with --evidence"),
         (["verify", "x.jsonl", "--claim", "c"], "error: give either INPUT or --claim, not both"),
         (["verify", "--evidence", "e"], "error: --evidence needs --claim"),
-        (["verify", "--claim", "c", "-o", "out.jsonl"], "error: -o, --row-map and --skip-invalid apply to INPUT files, not --claim"),
+        (["verify", "--claim", "c", "-o", "out.jsonl"], "error: -o, --row-map, --skip-invalid and --fail-on-skip apply to INPUT files, not --claim"),
         (["verify", "x.jsonl", "--json"], "error: --complete-set and --json apply to --claim; set requires_complete_set per row"),
         (["verify", "--claim", "  ", "--evidence", "e"], "error: --claim is empty"),
         (["verify", "--claim", "c", "--evidence", "e", "--evidence", " "], "error: --evidence #2 is empty"),

@@ -66,6 +66,35 @@ EvidenceInput = Union[ClaimEvidence, Mapping[str, Any]]
 RequestInput = Union[ValidRequest, ClaimRequest, Mapping[str, Any]]
 
 
+def _call_with_deadline(score: Callable[[list[tuple[str, str]]], Any], pairs: list[tuple[str, str]], timeout: float) -> Any:
+    """``score(pairs)`` in a daemon thread; its result, or ``ClaimVerificationError`` after ``timeout`` s.
+
+    A Python thread cannot be stopped: a scorer that never returns keeps its
+    thread (and whatever it holds) until it does. The caller is released at
+    the deadline either way.
+    """
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def target() -> None:
+        try:
+            outcome["value"] = score(pairs)
+        except BaseException as exc:  # handed to the caller below
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=target, name="claim-verifier-score", daemon=True).start()
+    if not finished.wait(timeout):
+        raise ClaimVerificationError(
+            f"scorer did not return {len(pairs)} scores within score_timeout_s={timeout:g} s "
+            "(the call keeps running in the background)"
+        )
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 class ClaimVerifier:
     """Verify one declarative claim against exact evidence passages (docs/decision.md §1–§7).
 
@@ -207,7 +236,8 @@ class ClaimVerifier:
         pairs = [(premise, claim) for premise, claim in zip(premises, claims)]
         scorer = self.scorer
         try:
-            raw = scorer.score(pairs)
+            timeout = self.runtime.score_timeout_s
+            raw = scorer.score(pairs) if timeout is None else _call_with_deadline(scorer.score, pairs, timeout)
         except ClaimVerificationError:
             raise
         except Exception as exc:  # any scorer failure is an inference failure (docs/decision.md §1)

@@ -155,6 +155,7 @@ def has_visible_text(text: str) -> bool:
 
 def check_text(text: str) -> str:
     """A text field's rule: at least one visible character (:func:`has_visible_text`) and no NUL.
+    (pydantic itself refuses lone surrogates in every string field.)
 
     Raises:
         ValueError: only invisible characters, or a NUL character (``\x00``).

@@ -66,10 +66,14 @@ Exit status
 -----------
 0 success; 1 the model directory is missing or the model failed
 (:class:`~verifier.types.ClaimVerificationError`), or output could not be
-written; 2 bad usage or invalid input (argparse errors included); 130
-interrupted. Errors are one line on stderr, never a traceback
-(:func:`verifier.cli.errors.report`). A model failure in the middle of a run
-leaves no output file with ``-o``; on stdout, the results of chunks already
+written; 2 bad usage or invalid input (argparse errors included); 3 with
+``--skip-invalid --fail-on-skip``, some row was skipped (results written);
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM, handled like Ctrl-C).
+Errors are one line on stderr, never a traceback
+(:func:`verifier.cli.errors.report`). Every row is validated before any model
+work, so an invalid row never lets a result out. A model failure in the
+middle of a run leaves no output file with ``-o``; on stdout (``-o -``, the
+default), a character device or a FIFO, the results of chunks already
 finished (1024 claims each) stay written.
 
 Modules
@@ -86,13 +90,31 @@ listed in :data:`SUBCOMMANDS`. A new subcommand is one new module with
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+import threading
 import typing
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 
 from . import info, verify
 from .common import Context, Subcommand, SubcommandParser
-from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, report
-from .inputs import CLI_EVIDENCE_NAMESPACE, InputRow, InvalidRow, cli_memory_id, read_requests
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SKIPPED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Terminated,
+    report,
+)
+from .inputs import (
+    CLI_EVIDENCE_NAMESPACE,
+    InputRow,
+    InvalidRow,
+    cli_memory_id,
+    read_requests,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..decision import ClaimVerifier
@@ -105,6 +127,8 @@ __all__ = [
     "EXIT_FAILURE",
     "EXIT_USAGE",
     "EXIT_INTERRUPTED",
+    "EXIT_SKIPPED",
+    "EXIT_TERMINATED",
     "InputRow",
     "InvalidRow",
     "cli_memory_id",
@@ -168,9 +192,32 @@ def main(
     context = Context() if make_verifier is None else Context(make_verifier=make_verifier)
     func: Callable[[argparse.Namespace, Context], int] = args.func
     try:
-        return func(args, context)
-    except (Exception, KeyboardInterrupt) as exc:
+        with _sigterm_unwinds():
+            return func(args, context)
+    except (Exception, KeyboardInterrupt, Terminated) as exc:
         status = report(exc)
         if status is None:
             raise
         return status
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While a subcommand runs, SIGTERM raises :class:`~verifier.cli.errors.Terminated` (as Ctrl-C raises
+    ``KeyboardInterrupt``), so temporary files are removed before the process exits 143.
+
+    Only in the main thread (signal handlers can only be set there); the
+    previous handler is restored afterwards.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

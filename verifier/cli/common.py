@@ -41,10 +41,16 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
 from pydantic import ValidationError
 
 from ..manifest import MANIFEST_NAME, Manifest, read_manifest
-from ..options import MODEL_DIR_ENV, RuntimeOptions
+from ..options import MODEL_DIR_ENV, InputLimits, RuntimeOptions, available_cpus
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION, ClaimVerificationConfig
 from ..validation import ValidRequest
-from .errors import Failure, UsageError, first_line, validation_detail, validation_problem
+from .errors import (
+    Failure,
+    UsageError,
+    first_line,
+    validation_detail,
+    validation_problem,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..decision import ClaimVerifier
@@ -59,6 +65,8 @@ __all__ = [
     "threshold",
     "int_range",
     "add_model_dir",
+    "add_limits",
+    "threads",
     "missing_model_message",
     "load_manifest",
     "build_config",
@@ -160,6 +168,8 @@ def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -
 
 def missing_model_message(model_dir: Path) -> str:
     """One line saying the model directory (or its manifest) is missing and how to create it."""
+    if model_dir.exists() and not model_dir.is_dir():
+        return f"error: --model-dir {model_dir} is a file, not a model directory; give the directory python -m export wrote"
     what = "does not exist" if not model_dir.exists() else f"has no {MANIFEST_NAME}"
     if model_dir == RuntimeOptions().resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION):
         pinned, smoke = "`python -m export`", "`python -m export --smoke --output DIR` and pass --model-dir DIR"
@@ -236,7 +246,44 @@ def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
         values["max_batch_tokens"] = args.max_batch_tokens
     if args.schedule is not None:
         values["schedule"] = args.schedule
+    limits = {
+        name: getattr(args, option)
+        for name, option in _LIMIT_OPTIONS.items()
+        if getattr(args, option, None) is not None
+    }
+    if limits:
+        values["limits"] = InputLimits(**limits)
     return RuntimeOptions(**values)
+
+
+#: InputLimits field -> argparse destination of its option.
+_LIMIT_OPTIONS = {
+    "max_claim_chars": "max_claim_chars",
+    "max_passage_chars": "max_passage_chars",
+    "max_request_bytes": "max_line_bytes",
+}
+
+
+def add_limits(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -> None:
+    """Add the input size limits (:class:`~verifier.options.InputLimits`; never digested)."""
+    defaults = InputLimits()
+    parser.add_argument(
+        "--max-claim-chars", type=int_range(1, 1 << 30), metavar="N",
+        help=f"longest claim in characters (default {defaults.max_claim_chars:,})",
+    )
+    parser.add_argument(
+        "--max-passage-chars", type=int_range(1, 1 << 30), metavar="N",
+        help=f"longest evidence text in characters (default {defaults.max_passage_chars:,})",
+    )
+    parser.add_argument(
+        "--max-line-bytes", type=int_range(1024, 1 << 34), metavar="N",
+        help=f"longest input line (or .json file) in bytes (default {defaults.max_request_bytes:,})",
+    )
+
+
+def threads(text: str) -> int:
+    """argparse type of a thread count: 1 up to the CPUs available to this process."""
+    return int_range(1, available_cpus())(text)
 
 
 def _needs_model(requests: Sequence[ValidRequest]) -> bool:
@@ -253,11 +300,13 @@ class Setup:
     requests: list[ValidRequest]
 
 
-def prepare(args: argparse.Namespace, read: Callable[[ClaimVerificationConfig], Sequence[ValidRequest]]) -> Setup:
+def prepare(
+    args: argparse.Namespace, read: Callable[[ClaimVerificationConfig, InputLimits], Sequence[ValidRequest]]
+) -> Setup:
     """Resolve model directory, manifest, configuration and runtime; read requests; check the model exists.
 
     ``read`` gets the configuration (its ``max_evidence`` bounds each request)
-    and returns the validated requests. The model directory must hold a
+    and the size limits, and returns the validated requests. The model directory must hold a
     manifest only when some request needs the model (it has evidence and is
     not ``requires_complete_set``).
 
@@ -269,7 +318,7 @@ def prepare(args: argparse.Namespace, read: Callable[[ClaimVerificationConfig], 
     manifest = load_manifest(model_dir)
     config = build_config(args, manifest)
     runtime = build_runtime(args, model_dir)
-    requests = list(read(config))
+    requests = list(read(config, runtime.limits))
     if manifest is None and _needs_model(requests):
         raise Failure(missing_model_message(model_dir))
     return Setup(config, runtime, manifest, requests)

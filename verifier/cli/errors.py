@@ -23,7 +23,10 @@ __all__ = [
     "EXIT_FAILURE",
     "EXIT_USAGE",
     "EXIT_INTERRUPTED",
+    "EXIT_SKIPPED",
+    "EXIT_TERMINATED",
     "UsageError",
+    "Terminated",
     "Failure",
     "err",
     "first_line",
@@ -36,7 +39,11 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+#: ``verify --skip-invalid --fail-on-skip`` skipped at least one row (results were written).
+EXIT_SKIPPED = 3
 EXIT_INTERRUPTED = 130
+#: SIGTERM (128 + 15): handled like Ctrl-C, every temporary file removed.
+EXIT_TERMINATED = 143
 
 
 class UsageError(Exception):
@@ -45,6 +52,10 @@ class UsageError(Exception):
 
 class Failure(Exception):
     """A runtime failure reported as one line with :data:`EXIT_FAILURE`."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like ``KeyboardInterrupt`` so every ``finally`` cleans up."""
 
 
 def first_line(exc: BaseException) -> str:
@@ -93,7 +104,9 @@ def report(exc: BaseException) -> Optional[int]:
     ClaimVerificationError          ``error: <message on one line>``            1
     pydantic ``ValidationError``    ``error: <title>: field F: <words>``        2
     other ``ValueError``            ``error: <first line>``                     2
+    ``UnicodeEncodeError``          ``error: cannot write output: <reason>``    1
     ``KeyboardInterrupt``           ``interrupted``                             130
+    :class:`Terminated` (SIGTERM)   ``terminated``                              143
     ``BrokenPipeError``             none (stdout redirected to /dev/null)       1
     other ``OSError``               ``error: <strerror>[: <filename>]``         1
     ==============================  ==========================================  ======
@@ -113,12 +126,18 @@ def report(exc: BaseException) -> Optional[int]:
     if isinstance(exc, ValidationError):  # validation the CLI did not anticipate: still one line
         err(f"error: {exc.title}: {validation_detail(exc)}")
         return EXIT_USAGE
+    if isinstance(exc, UnicodeEncodeError):  # an output that cannot take the text; not bad input
+        err(f"error: cannot write output: {exc.reason} ({exc.encoding} cannot encode {exc.object[exc.start:exc.end]!r})")
+        return EXIT_FAILURE
     if isinstance(exc, ValueError):
         err(f"error: {first_line(exc)}")
         return EXIT_USAGE
     if isinstance(exc, KeyboardInterrupt):
         err("interrupted")
         return EXIT_INTERRUPTED
+    if isinstance(exc, Terminated):
+        err("terminated")
+        return EXIT_TERMINATED
     if isinstance(exc, BrokenPipeError):
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         try:

@@ -33,6 +33,13 @@ A file whose name ends in ``.json`` is read whole instead: one such object
 (e.g. a pretty-printed bundle row) or a JSON array of them; messages then
 name the 1-based ``item`` of the array (JSON syntax errors still name the line).
 
+Input is UTF-8, with or without a byte-order mark. One line (or a whole
+``.json`` file) may hold at most ``--max-line-bytes`` bytes (default 16 MiB,
+:class:`~verifier.options.InputLimits`); a longer one stops the run with exit
+2 before any model work, even with ``--skip-invalid``, since the rest of such
+a line is never read into memory. JSON nested deeper than Python's parser
+allows is an invalid row, not a crash.
+
 Every row is validated once, by :func:`verifier.validation.validate_request`
 (the checks of docs/decision.md §2: non-empty claim that is valid Unicode
 text, at most ``max_evidence`` passages, no repeated reference or memory id),
@@ -45,15 +52,17 @@ stderr and skipped.
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 import uuid
 from dataclasses import dataclass
-from typing import IO, Any, Iterator, Optional, Sequence
+from typing import IO, Any, Iterator, Optional, Sequence, Union
 
 from pydantic import ValidationError
 
 from ..bundle import BundleClaimRequest, bundle_evidence
+from ..options import InputLimits
 from ..types import ClaimVerificationConfig
 from ..validation import InputError, ValidRequest, validate_request
 from .errors import UsageError, err, validation_problem
@@ -64,6 +73,7 @@ __all__ = [
     "InputRow",
     "InvalidRow",
     "cli_memory_id",
+    "LineTooLong",
     "read_requests",
     "read_input",
     "report_invalid",
@@ -126,27 +136,31 @@ def _from_validation_error(line: int, exc: ValidationError, unit: str = "line") 
     return InvalidRow(line, location, message, unit)
 
 
-def _validate(line: int, value: Any, config: ClaimVerificationConfig, unit: str) -> InputRow | InvalidRow:
+def _validate(
+    line: int, value: Any, config: ClaimVerificationConfig, unit: str, limits: InputLimits
+) -> InputRow | InvalidRow:
     """:func:`~verifier.validation.validate_request` of one row, its errors as an :class:`InvalidRow`."""
     try:
-        return InputRow(line, validate_request(value, config))
+        return InputRow(line, validate_request(value, config, limits))
     except InputError as exc:
         return InvalidRow(line, exc.field, exc.reason, unit)
     except ValidationError as exc:
         return _from_validation_error(line, exc, unit)
 
 
-def _parse_row(line: int, value: Any, config: ClaimVerificationConfig, unit: str = "line") -> InputRow | InvalidRow:
+def _parse_row(
+    line: int, value: Any, config: ClaimVerificationConfig, unit: str = "line", limits: InputLimits = InputLimits()
+) -> InputRow | InvalidRow:
     if not isinstance(value, dict):
         return InvalidRow(line, None, f"expected a JSON object, got {type(value).__name__}", unit)
     if "bundle" not in value:
-        return _validate(line, value, config, unit)
+        return _validate(line, value, config, unit, limits)
     try:
         bundled = BundleClaimRequest.model_validate(value)
     except ValidationError as exc:
         return _from_validation_error(line, exc, unit)
     try:
-        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs)
+        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=config.max_evidence)
     except ValueError as exc:
         where = "evidence_refs" if "evidence_refs" in str(exc) else "bundle"
         return InvalidRow(line, where, str(exc), unit)
@@ -156,7 +170,7 @@ def _parse_row(line: int, value: Any, config: ClaimVerificationConfig, unit: str
         "evidence": evidence,
         "requires_complete_set": bundled.requires_complete_set,
     }
-    return _validate(line, request, config, unit)
+    return _validate(line, request, config, unit, limits)
 
 
 def _json_error(line: int, exc: json.JSONDecodeError, *, whole_file: bool) -> InvalidRow:
@@ -165,59 +179,127 @@ def _json_error(line: int, exc: json.JSONDecodeError, *, whole_file: bool) -> In
     return InvalidRow(line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
 
 
+class LineTooLong(UsageError):
+    """A line (or a whole ``.json`` file) exceeds ``max_request_bytes``."""
+
+
+def _loads(line: int, text: str, *, whole_file: bool) -> "Any | InvalidRow":
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _json_error(line, exc, whole_file=whole_file)
+    except RecursionError:
+        return InvalidRow(line, None, "invalid JSON: nested too deeply")
+
+
+def _lines(stream: Union[IO[str], IO[bytes]], limit: int, source: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every line, each read with at most ``limit`` bytes (characters for text).
+
+    Raises:
+        LineTooLong: a line is longer than ``limit``.
+        UsageError: a line is not UTF-8.
+    """
+    number = 0
+    while True:
+        raw = stream.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        ends_line = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
+        if len(raw) > limit and not ends_line:
+            raise LineTooLong(
+                f"error: {source} line {number} is longer than --max-line-bytes={limit}; nothing written"
+            )
+        if isinstance(raw, bytes):
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UsageError(f"error: {source} line {number} is not UTF-8 text: {exc.reason}") from None
+        else:
+            text = raw[1:] if number == 1 and raw.startswith("\ufeff") else raw
+        yield number, text
+
+
 def read_requests(
-    stream: IO[str], config: ClaimVerificationConfig, *, whole_file: bool = False
+    stream: Union[IO[str], IO[bytes]],
+    config: ClaimVerificationConfig,
+    *,
+    whole_file: bool = False,
+    limits: InputLimits = InputLimits(),
+    source: str = "INPUT",
 ) -> Iterator[InputRow | InvalidRow]:
     """Parse and validate input rows (see the module docstring for the format).
 
     Args:
-        stream: text to read.
+        stream: bytes (UTF-8, optional byte-order mark) or text to read.
         config: decision configuration (its ``max_evidence`` bounds each row).
         whole_file: read ``stream`` as one JSON document (an object or an array
             of objects) instead of JSON Lines.
+        limits: size limits (``max_request_bytes`` bounds each line, or the whole file).
+        source: how to name the input in messages.
 
     Yields:
         An :class:`InputRow` per valid row and an :class:`InvalidRow` per
-        invalid one, in input order. Never raises for bad content.
+        invalid one, in input order.
+
+    Raises:
+        LineTooLong: a line (or the whole ``.json`` file) exceeds ``limits.max_request_bytes``.
+        UsageError: the input is not UTF-8.
     """
+    limit = limits.max_request_bytes
     if whole_file:
-        try:
-            document = json.loads(stream.read())
-        except json.JSONDecodeError as exc:
-            yield _json_error(0, exc, whole_file=True)
+        data = stream.read(limit + 1)
+        if len(data) > limit:
+            raise LineTooLong(f"error: {source} is longer than --max-line-bytes={limit} (a .json file is read whole)")
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise UsageError(f"error: input file {source} is not UTF-8 text: {exc.reason}") from None
+        elif data.startswith("\ufeff"):
+            data = data[1:]
+        document = _loads(0, data, whole_file=True)
+        if isinstance(document, InvalidRow):
+            yield document
             return
         items = document if isinstance(document, list) else [document]
         for number, item in enumerate(items, start=1):
-            yield _parse_row(number, item, config, "item")
+            yield _parse_row(number, item, config, "item", limits)
         return
-    for number, text in enumerate(stream, start=1):
+    for number, text in _lines(stream, limit, source):
         if not text.strip():
             continue
-        try:
-            value = json.loads(text.rstrip())
-        except json.JSONDecodeError as exc:
-            yield _json_error(number, exc, whole_file=False)
+        value = _loads(number, text.rstrip(), whole_file=False)
+        if isinstance(value, InvalidRow):
+            yield value
             continue
-        yield _parse_row(number, value, config)
+        yield _parse_row(number, value, config, "line", limits)
 
 
-def read_input(source: str, config: ClaimVerificationConfig) -> tuple[list[InputRow], list[InvalidRow]]:
+def read_input(
+    source: str, config: ClaimVerificationConfig, limits: InputLimits = InputLimits()
+) -> tuple[list[InputRow], list[InvalidRow]]:
     """Read ``source`` (a path, or ``-`` for stdin; ``*.json`` is read whole): valid rows and invalid rows.
 
     Raises:
-        UsageError: the file does not exist, is not UTF-8 text, or cannot be read.
+        UsageError: the file does not exist, is not UTF-8 text, cannot be read,
+            or has a line longer than ``limits.max_request_bytes``.
     """
     whole_file = source != "-" and source.lower().endswith(".json")
+    name = "<stdin>" if source == "-" else source
     try:
         if source == "-":
-            items = list(read_requests(sys.stdin, config))
+            stdin = getattr(sys.stdin, "buffer", sys.stdin)  # a text stream when embedded (tests)
+            items = list(read_requests(stdin, config, limits=limits, source=name))
         else:
-            with open(source, encoding="utf-8") as stream:
-                items = list(read_requests(stream, config, whole_file=whole_file))
+            with open(source, "rb") as stream:
+                items = list(read_requests(stream, config, whole_file=whole_file, limits=limits, source=name))
     except FileNotFoundError:
         raise UsageError(f"error: input file {source} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"error: input file {source} is not UTF-8 text: {exc.reason}") from None
+    except IsADirectoryError:
+        raise UsageError(f"error: input {source} is a directory; give a JSON Lines file") from None
     except OSError as exc:
         raise UsageError(f"error: cannot read {source}: {exc.strerror or exc}") from None
     valid = [item for item in items if isinstance(item, InputRow)]

@@ -1,26 +1,45 @@
-"""Atomic output files of ``verify INPUT``: ``-o`` and ``--row-map`` move into place together or not at all.
+"""Output files of ``verify INPUT``: ``-o`` and ``--row-map`` move into place together or not at all.
 
-``-o`` and ``--row-map`` must name two different files, neither of them
-``INPUT`` (:func:`check_output_paths`, exit 2). Both destinations are checked
-(an existing directory, a missing parent, an unwritable directory: exit 1)
-and their temporary files created (:func:`open_outputs`: beside each target,
-so :func:`os.replace` is atomic) before any model work. :func:`commit_all`
-moves them into place only after every claim succeeded: after any failure no
-temporary file remains and existing files are left as they were.
+A destination is one of three kinds (:class:`Destination`):
+
+* ``-``: standard output, written as the run goes;
+* a character device or FIFO (``/dev/null``, ``/dev/stdout``, a named pipe),
+  also through symlinks: written directly as the run goes, never replaced;
+* a regular file (new or existing, or a symlink to one): written to a
+  temporary file beside the *real* file and moved over it with
+  :func:`os.replace` only after every claim succeeded, so a symlink stays a
+  symlink and still points at the updated file. An existing file keeps its
+  mode and, where the process may set it, its owner and group; a new file
+  gets ``0o666 & ~umask``.
+
+``-o`` and ``--row-map`` must name two different destinations, neither of
+them ``INPUT`` (:func:`check_output_paths`, exit 2). Both are checked (an
+existing directory, a missing parent, an unwritable directory: exit 1) and
+their temporary files created (:func:`open_outputs`) before any model work.
+:func:`commit_all` moves the files into place together: after any failure —
+an error, a full disk, Ctrl-C or SIGTERM — no temporary file remains,
+existing files are left as they were, and the message names the destination.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import secrets
+import stat
+import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Optional, Sequence
+from typing import IO, Literal, Optional, Sequence
 
 from .errors import Failure, UsageError
 
 __all__ = [
-    "AtomicWriter",
+    "STDOUT",
+    "Destination",
+    "OutputFile",
+    "stdout_text",
     "check_destination",
     "same_file",
     "check_output_paths",
@@ -28,59 +47,173 @@ __all__ = [
     "commit_all",
 ]
 
+#: The ``-o``/``--row-map`` value meaning standard output.
+STDOUT = "-"
 
-class AtomicWriter:
-    """A text file written beside its target and moved into place by :func:`commit_all`.
 
-    ``option`` (``-o`` or ``--row-map``) names the destination in messages; the
-    temporary file's own name never appears in one.
+def stdout_text() -> IO[str]:
+    """Standard output as UTF-8 text whatever the locale (JSON Lines are UTF-8), over its buffer.
 
-    Raises:
-        Failure: the temporary file cannot be created in the target's directory.
+    The caller detaches the wrapper when done (:meth:`OutputFile.finish` /
+    :meth:`OutputFile.discard`), so standard output itself stays open.
+    """
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # replaced by an embedding with a plain text stream: write to it as it is
+        return sys.stdout
+    return io.TextIOWrapper(buffer, encoding="utf-8", newline="\n", write_through=True)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where one output goes.
+
+    Attributes:
+        option: ``-o`` or ``--row-map`` (for messages).
+        given: the path as given (``Path("-")`` for standard output).
+        kind: ``stdout``, ``stream`` (character device or FIFO) or ``file``.
+        real: for ``file``, the path the temporary file replaces (symlinks followed).
     """
 
-    def __init__(self, option: str, target: Path) -> None:
-        self.option = option
-        self.target = target
+    option: str
+    given: Path
+    kind: Literal["stdout", "stream", "file"]
+    real: Path
+
+    @classmethod
+    def of(cls, option: str, path: Path) -> "Destination":
+        """Classify ``path`` (``-`` is standard output; symlinks are followed)."""
+        if str(path) == STDOUT:
+            return cls(option, path, "stdout", path)
+        real = Path(os.path.realpath(path))
+        try:
+            mode = os.stat(real).st_mode
+        except OSError:
+            return cls(option, path, "file", real)
+        if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+            return cls(option, path, "stream", real)
+        return cls(option, path, "file", real)
+
+
+class OutputFile:
+    """One destination being written; file destinations go to a temporary file until :func:`commit_all`.
+
+    Raises:
+        Failure: the temporary file (or the stream) cannot be opened; the message
+            names the option and the destination.
+    """
+
+    def __init__(self, destination: Destination) -> None:
+        self.destination = destination
+        self.option = destination.option
+        self.target = destination.given
         self.committed = False
+        self.path: Optional[Path] = None
+        if destination.kind == "stdout":
+            self.handle: IO[str] = stdout_text()
+            return
+        if destination.kind == "stream":
+            try:
+                self.handle = open(destination.real, "w", encoding="utf-8", newline="\n")
+            except OSError as exc:
+                raise Failure(f"error: cannot write {self.option} {self.target}: {exc.strerror or exc}") from exc
+            return
+        parent = destination.real.parent
         try:
             handle = tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
+                "w", encoding="utf-8", newline="\n", dir=parent, prefix=f".{destination.real.name}.",
+                suffix=".tmp", delete=False,
             )
         except OSError as exc:
-            where = target.parent if str(target.parent) != "." else Path.cwd()
+            where = parent if str(parent) != "." else Path.cwd()
             raise Failure(
-                f"error: cannot write {option} {target}: cannot create a file in {where} ({exc.strerror or exc})"
+                f"error: cannot write {self.option} {self.target}: cannot create a file in {where} ({exc.strerror or exc})"
             ) from exc
-        self.handle: IO[str] = handle
+        self.handle = handle
         self.path = Path(handle.name)
 
+    def write(self, text: str) -> None:
+        """Write ``text``; a failed write (a full disk, a closed pipe) names the destination."""
+        try:
+            self.handle.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise Failure(f"error: cannot write {self.option} {self.target}: {exc.strerror or exc}") from exc
+
+    def _release_stdout(self) -> None:
+        if self.destination.kind == "stdout" and isinstance(self.handle, io.TextIOWrapper) and self.handle is not sys.stdout:
+            try:
+                self.handle.flush()
+            finally:
+                self.handle.detach()
+                self.handle = sys.stdout
+
     def finish(self) -> None:
-        """Flush, sync and close the temporary file; give it the mode a new file would get."""
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-        self.handle.close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self.path, 0o666 & ~umask)
+        """Flush (and for a file: sync, close and set the mode and owner it will have)."""
+        try:
+            self.handle.flush()
+            self._release_stdout()
+            if self.path is None:
+                return
+            os.fsync(self.handle.fileno())
+            self.handle.close()
+            _copy_metadata(self.destination.real, self.path)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise Failure(f"error: cannot write {self.option} {self.target}: {exc.strerror or exc}") from exc
 
     def discard(self) -> None:
-        """Remove the temporary file (nothing to do once committed)."""
-        if self.committed:
+        """Remove the temporary file, even when closing it fails (nothing to do once committed)."""
+        if self.destination.kind == "stdout":
+            try:
+                self._release_stdout()
+            except (OSError, ValueError):  # a broken pipe while flushing: nothing more to do
+                pass
+        if self.destination.kind == "stream" and not self.handle.closed:
+            try:
+                self.handle.close()
+            except OSError:
+                pass
+        if self.committed or self.path is None:
             return
-        if not self.handle.closed:
-            self.handle.close()
         try:
-            self.path.unlink()
-        except FileNotFoundError:
+            if not self.handle.closed:
+                self.handle.close()
+        except OSError:  # e.g. ENOSPC while flushing the last buffer: the file goes anyway
             pass
+        finally:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _copy_metadata(existing: Path, temporary: Path) -> None:
+    """Give ``temporary`` the mode (and owner, where allowed) of ``existing``, else a new file's mode."""
+    try:
+        info = os.stat(existing)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        return
+    os.chmod(temporary, stat.S_IMODE(info.st_mode))
+    try:
+        os.chown(temporary, info.st_uid, info.st_gid)
+    except (PermissionError, AttributeError):  # not ours to give away: the process's owner stays
+        pass
 
 
 def check_destination(option: str, target: Path) -> None:
     """Refuse a destination that can never be written, before any work (exit 1)."""
-    if target.is_dir():
+    destination = Destination.of(option, target)
+    if destination.kind != "file":
+        return
+    if destination.real.is_dir():
         raise Failure(f"error: {option} {target} is a directory; give a file path")
-    parent = target.parent
+    parent = destination.real.parent
     if not parent.exists():
         raise Failure(f"error: cannot write {option} {target}: directory {parent} does not exist")
     if not parent.is_dir():
@@ -88,7 +221,12 @@ def check_destination(option: str, target: Path) -> None:
 
 
 def same_file(first: "str | Path", second: "str | Path") -> bool:
-    """Whether two paths name the same file: :func:`os.path.samefile` when both exist, else resolved paths."""
+    """Whether two paths name the same file: :func:`os.path.samefile` when both exist, else resolved paths.
+
+    ``-`` (standard output) is only the same as ``-``.
+    """
+    if STDOUT in (str(first), str(second)):
+        return str(first) == str(second)
     try:
         return os.path.samefile(first, second)
     except OSError:
@@ -96,30 +234,34 @@ def same_file(first: "str | Path", second: "str | Path") -> bool:
 
 
 def check_output_paths(source: str, output: Optional[Path], row_map: Optional[Path]) -> None:
-    """``-o``, ``--row-map`` and ``INPUT`` (``source``; ``-`` is stdin) must be three different files (exit 2)."""
+    """``-o``, ``--row-map`` and ``INPUT`` (``source``; ``-`` is stdin) must be three different files (exit 2).
+
+    Character devices and FIFOs may be shared (``-o /dev/null --row-map /dev/null``).
+    """
     named = [("-o", output), ("--row-map", row_map)]
     if source != "-":
         for option, path in named:
-            if path is not None and same_file(path, source):
+            if path is not None and str(path) != STDOUT and same_file(path, source):
                 raise UsageError(
                     f"error: {option} {path} is the INPUT file; it would be replaced, write to another file"
                 )
     if output is not None and row_map is not None and same_file(output, row_map):
-        raise UsageError(f"error: -o and --row-map name the same file {output}; give two different files")
+        if Destination.of("-o", output).kind != "stream":
+            raise UsageError(f"error: -o and --row-map name the same file {output}; give two different files")
 
 
-def open_outputs(output: Optional[Path], row_map: Optional[Path]) -> list[AtomicWriter]:
-    """Check both destinations, then create both temporary files (none is left when one fails).
+def open_outputs(output: Optional[Path], row_map: Optional[Path]) -> list[OutputFile]:
+    """Check both destinations, then open both (none is left when one fails).
 
-    Returns one :class:`AtomicWriter` per destination given, ``-o`` first.
+    Returns one :class:`OutputFile` per destination given, ``-o`` first.
     """
     named = [(option, path) for option, path in (("-o", output), ("--row-map", row_map)) if path is not None]
     for option, path in named:
         check_destination(option, path)
-    writers: list[AtomicWriter] = []
+    writers: list[OutputFile] = []
     try:
         for option, path in named:
-            writers.append(AtomicWriter(option, path))
+            writers.append(OutputFile(Destination.of(option, path)))
     except BaseException:
         for writer in writers:
             writer.discard()
@@ -139,8 +281,8 @@ def _backup(target: Path) -> "tuple[bool, Optional[Path]]":
     return True, backup
 
 
-def commit_all(writers: Sequence[AtomicWriter]) -> None:
-    """Move every temporary file into place, or none.
+def commit_all(writers: Sequence[OutputFile]) -> None:
+    """Flush every destination and move every temporary file into place, or none.
 
     Each existing target is kept as a hard link until all moves succeeded; when
     a move fails, targets already replaced get their old content back (or are
@@ -148,12 +290,16 @@ def commit_all(writers: Sequence[AtomicWriter]) -> None:
     """
     for writer in writers:
         writer.finish()
-    done: list[tuple[AtomicWriter, bool, Optional[Path]]] = []
+    done: list[tuple[OutputFile, bool, Optional[Path]]] = []
     try:
         for writer in writers:
-            existed, backup = _backup(writer.target)
+            if writer.path is None:  # stdout or a stream: already written
+                writer.committed = True
+                continue
+            real = writer.destination.real
+            existed, backup = _backup(real)
             try:
-                os.replace(writer.path, writer.target)
+                os.replace(writer.path, real)
             except OSError as exc:
                 if backup is not None:
                     backup.unlink(missing_ok=True)
@@ -164,9 +310,9 @@ def commit_all(writers: Sequence[AtomicWriter]) -> None:
         for writer, existed, backup in reversed(done):
             try:
                 if backup is not None:
-                    os.replace(backup, writer.target)
+                    os.replace(backup, writer.destination.real)
                 elif not existed:
-                    writer.target.unlink(missing_ok=True)
+                    writer.destination.real.unlink(missing_ok=True)
             except OSError:  # pragma: no cover - the original error is the one to report
                 pass
         raise

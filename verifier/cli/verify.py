@@ -9,14 +9,16 @@ digested.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import time
 import typing
 import uuid
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
+from ..options import InputLimits
 from ..types import (
     ClaimEvidence,
     ClaimRequest,
@@ -26,10 +28,18 @@ from ..types import (
     RefutationPolicy,
 )
 from ..validation import InputError, ValidRequest, validate_request
-from .common import Context, add_model_dir, int_range, prepare, threshold
-from .errors import EXIT_OK, EXIT_USAGE, UsageError, err
+from .common import (
+    Context,
+    add_limits,
+    add_model_dir,
+    int_range,
+    prepare,
+    threads,
+    threshold,
+)
+from .errors import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, UsageError, err
 from .inputs import InputRow, InvalidRow, cli_memory_id, read_input, report_invalid
-from .output import check_output_paths, commit_all, open_outputs
+from .output import STDOUT, check_output_paths, commit_all, open_outputs, stdout_text
 from .render import RunSummary, format_result, format_summary
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -54,9 +64,15 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     )
     io_group = parser.add_argument_group("input and output")
     io_group.add_argument("input", nargs="?", metavar="INPUT", help="JSON Lines file (or .json file, or - for stdin)")
-    io_group.add_argument("-o", "--output", type=Path, help="write results here (atomically) instead of stdout")
+    io_group.add_argument(
+        "-o", "--output", type=Path, help="write results here (atomically; - is stdout, the default)"
+    )
     io_group.add_argument("--row-map", type=Path, help="also write {row, line, id} per output row (JSON Lines)")
     io_group.add_argument("--skip-invalid", action="store_true", help="report invalid rows on stderr and skip them")
+    io_group.add_argument(
+        "--fail-on-skip", action="store_true",
+        help=f"with --skip-invalid: exit {EXIT_SKIPPED} (results still written) when any row was skipped",
+    )
     io_group.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary on stderr")
     one_off = parser.add_argument_group("one-off check")
     one_off.add_argument("--claim", help="the claim to verify (instead of INPUT)")
@@ -90,7 +106,9 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
 
     runtime = parser.add_argument_group("runtime (never digested)")
     add_model_dir(runtime)
-    runtime.add_argument("--threads", type=int_range(1, 1024), metavar="N", help="onnxruntime intra-op threads")
+    runtime.add_argument(
+        "--threads", type=threads, metavar="N", help="onnxruntime intra-op threads (at most the CPUs available)"
+    )
     runtime.add_argument(
         "--max-batch-tokens",
         type=int_range(64, 1 << 22),
@@ -98,6 +116,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="token budget of one padded batch, rows x padded length (default 8192)",
     )
     runtime.add_argument("--schedule", choices=("staged", "eager"), help="model work schedule (default staged)")
+    add_limits(parser.add_argument_group("input limits (never digested)"))
     parser.set_defaults(func=run)
     return parser
 
@@ -110,13 +129,15 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     if args.claim is None and args.evidence:
         raise UsageError("error: --evidence needs --claim")
     if args.claim is not None:
-        if args.output or args.row_map or args.skip_invalid:
-            raise UsageError("error: -o, --row-map and --skip-invalid apply to INPUT files, not --claim")
+        if args.output or args.row_map or args.skip_invalid or args.fail_on_skip:
+            raise UsageError("error: -o, --row-map, --skip-invalid and --fail-on-skip apply to INPUT files, not --claim")
         return _run_one_off(args, context)
     if args.input is None:
         raise UsageError("error: give an INPUT file (JSON Lines) or --claim with --evidence")
     if args.complete_set or args.json:
         raise UsageError("error: --complete-set and --json apply to --claim; set requires_complete_set per row")
+    if args.fail_on_skip and not args.skip_invalid:
+        raise UsageError("error: --fail-on-skip needs --skip-invalid")
     return _run_file(args, context)
 
 
@@ -170,15 +191,16 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
     valid: list[InputRow] = []
     invalid: list[InvalidRow] = []
 
-    def load(config: ClaimVerificationConfig) -> list[ValidRequest]:
+    def load(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
         nonlocal valid, invalid
-        valid, invalid = read_input(args.input, config)
+        valid, invalid = read_input(args.input, config, limits)
         return [row.request for row in valid]
 
-    check_output_paths(args.input, args.output, args.row_map)
-    writers = open_outputs(args.output, args.row_map)
-    writer = next((w for w in writers if w.option == "-o"), None)
-    map_writer = next((w for w in writers if w.option == "--row-map"), None)
+    output = args.output if args.output is not None else Path(STDOUT)
+    check_output_paths(args.input, output, args.row_map)
+    writers = open_outputs(output, args.row_map)
+    writer = writers[0]
+    map_writer = writers[1] if len(writers) > 1 else None
     try:
         setup = prepare(args, load)
         if invalid and not args.skip_invalid:
@@ -187,29 +209,36 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
             return EXIT_USAGE
         if invalid:
             report_invalid(source, invalid, "skipped")
+            err(f"skipped: {len(invalid)} invalid row{'s' if len(invalid) != 1 else ''} of {source}")
 
         verifier = context.make_verifier(setup.config, setup.runtime)
-        out: IO[str] = writer.handle if writer else sys.stdout
 
         def sink(result: ClaimVerification) -> None:
-            out.write(result.model_dump_json() + "\n")
+            writer.write(result.model_dump_json() + "\n")
 
         summary = _verify_all(verifier, setup.requests, args.quiet, sink)
         if map_writer is not None:
             for index, row in enumerate(valid):
-                map_writer.handle.write(json.dumps({"row": index, "line": row.line, "id": row.request.id}) + "\n")
-        if writer is None:
-            sys.stdout.flush()
+                map_writer.write(json.dumps({"row": index, "line": row.line, "id": row.request.id}) + "\n")
         commit_all(writers)
     finally:
         for pending in writers:
             pending.discard()
     if not args.quiet:
         err(format_summary(summary, skipped=len(invalid)))
-    return EXIT_OK
+    return EXIT_SKIPPED if invalid and args.fail_on_skip else EXIT_OK
 
 
 # ---------------------------------------------------------------- one-off mode
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether an argument decoded to real text (undecodable argv bytes become lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _one_off_request(args: argparse.Namespace) -> ClaimRequest:
@@ -218,6 +247,8 @@ def _one_off_request(args: argparse.Namespace) -> ClaimRequest:
     for number, text in enumerate(args.evidence, start=1):
         if not text.strip():
             raise UsageError(f"error: --evidence #{number} is empty")
+        if not _is_utf8(text):
+            raise UsageError(f"error: --evidence #{number} is not valid UTF-8 text")
         memory_id = cli_memory_id(text)
         if memory_id in seen:
             raise UsageError(f"error: --evidence #{number} repeats --evidence #{seen[memory_id]}")
@@ -225,15 +256,17 @@ def _one_off_request(args: argparse.Namespace) -> ClaimRequest:
         evidence.append(ClaimEvidence(reference=f"E{number}", memory_id=memory_id, text=text))
     if not args.claim.strip():
         raise UsageError("error: --claim is empty")
+    if not _is_utf8(args.claim):
+        raise UsageError("error: --claim is not valid UTF-8 text")
     return ClaimRequest(claim=args.claim, evidence=tuple(evidence), requires_complete_set=args.complete_set)
 
 
 def _run_one_off(args: argparse.Namespace, context: Context) -> int:
     request = _one_off_request(args)
 
-    def check(config: ClaimVerificationConfig) -> list[ValidRequest]:
+    def check(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
         try:
-            return [validate_request(request, config)]
+            return [validate_request(request, config, limits)]
         except InputError as exc:
             raise UsageError(f"error: {exc.reason}") from None
 
@@ -241,8 +274,11 @@ def _run_one_off(args: argparse.Namespace, context: Context) -> int:
     (valid,) = setup.requests
     verifier = context.make_verifier(setup.config, setup.runtime)
     (result,) = verifier.verify_many_sync([valid])
-    if args.json:
-        print(result.model_dump_json())
-    else:
-        print(format_result(result, valid.evidence))
+    out = stdout_text()
+    try:
+        out.write((result.model_dump_json() if args.json else format_result(result, valid.evidence)) + "\n")
+    finally:
+        out.flush()
+        if isinstance(out, io.TextIOWrapper) and out is not sys.stdout:
+            out.detach()
     return EXIT_OK
