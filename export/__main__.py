@@ -6,6 +6,15 @@ Usage::
     python -m export --model cross-encoder/nli-deberta-v3-base --revision <commit>
     python -m export --model path/to/hf-dir --output models/my-model
     python -m export --smoke                           # seeded tiny random model, plumbing only
+    python -m export --model path/to/hf-dir --attention span   # DeBERTa span-sliced attention, same gate
+    python -m export --output DIR --variants optimized int8    # variants into DIR's existing export
+
+``--variants NAME...`` builds gated extra ONNX files (:mod:`export.variants`)
+right after the export or verification. Given with ``--output DIR`` and no
+export flags (``--model``, ``--smoke``, ``--revision``, ``--opset``,
+``--max-length``, ``--atol``, ``--attention``) while ``DIR`` already holds an
+export -- of any model, hub, local or smoke -- it builds the variants into
+that export, exactly as ``python -m export.variants DIR`` does.
 
 The summary goes to stdout. A failure prints one ``export: error: ...`` line to
 stderr (a parity failure first prints the worst pairs) and exits non-zero:
@@ -53,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``python -m export`` argument parser (kebab-case flags, grouped)."""
     from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 
+    from .onnx import ATTENTIONS
+
     parser = argparse.ArgumentParser(
         prog="python -m export",
         description=(
@@ -83,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         type=Path,
         default=None,
-        help="model directory to write (default: models/<name>-<revision[:12]>, or models/<dir>-local)",
+        help="model directory to write (default: models/<name>-<revision[:12]>, or models/<dir>-local); "
+        "with --variants and no export flags, an existing export (of any model) to add the variants to",
     )
     export = parser.add_argument_group("export")
     export.add_argument("--opset", type=_int_in(11, 30), default=None, help="ONNX opset (default: optimum's)")
@@ -98,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_float,
         default=None,
         help="parity gate: max |logit difference| between PyTorch and onnxruntime (default: 1e-4)",
+    )
+    export.add_argument(
+        "--attention",
+        choices=ATTENTIONS,
+        default=None,
+        help="attention in the exported graph: stock (transformers') or span (DeBERTa-v2/v3 span-sliced "
+        "relative attention, same parity gate) (default: stock)",
     )
     from .variants import add_variant_arguments  # argparse + numpy only; torch stays lazy
 
@@ -118,6 +137,20 @@ def _quiet_third_party() -> None:
     warnings.simplefilter("ignore")
 
 
+def _adds_variants_only(args: argparse.Namespace) -> bool:
+    """Whether the call only adds ``--variants`` to the export already at ``--output``."""
+    from .existing import holds_export
+
+    export_flags = (args.model, args.revision, args.opset, args.max_length, args.atol, args.attention)
+    return (
+        bool(args.variants)
+        and not args.smoke
+        and all(value is None for value in export_flags)
+        and args.output is not None
+        and holds_export(args.output)
+    )
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``python -m export``; return the exit status.
 
@@ -125,9 +158,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         argv: arguments without the program name (default: ``sys.argv[1:]``).
 
     Returns:
-        0 on success (new export, or an existing good one verified), else the
-        failing :class:`~export.errors.ExportError`'s ``exit_code`` (1, 3, 4 or 5).
-        Usage errors exit 2 through argparse.
+        0 on success (new export, or an existing good one verified, plus any
+        variants), else the failing :class:`~export.errors.ExportError`'s
+        ``exit_code`` (1, 3, 4 or 5). Usage errors exit 2 through argparse.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -136,13 +169,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     _quiet_third_party()
 
     from .errors import ExportError, report_error
+    from .onnx import Attention
+    from .variants import run_variants
+
+    if _adds_variants_only(args):
+        return run_variants(args.output, args.variants, args, "export")
+
     from .parity import DEFAULT_ATOL
     from .pipeline import export_model, export_smoke
 
     atol = args.atol if args.atol is not None else DEFAULT_ATOL
+    attention: Attention = args.attention if args.attention is not None else "stock"
     try:
         if args.smoke:
-            report = export_smoke(args.output, opset=args.opset, atol=atol)
+            report = export_smoke(args.output, opset=args.opset, atol=atol, attention=attention)
         else:
             from verifier.types import DEFAULT_MODEL
 
@@ -153,6 +193,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 opset=args.opset,
                 max_length=args.max_length,
                 atol=atol,
+                attention=attention,
             )
     except ExportError as exc:
         return report_error(exc, "export")
@@ -162,9 +203,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for line in report.summary_lines():
         print(line)
     if args.variants:
-        from .variants import run_from_args
-
-        return run_from_args(report.output_dir, args.variants, args, "export")
+        return run_variants(report.output_dir, args.variants, args, "export")
     return 0
 
 

@@ -4,6 +4,7 @@ Exception tree::
 
     RuntimeError
     └── ExportError          any export failure: bad source, unwritable output, export crash (exit 1)
+        ├── DownloadError    a hub id could not be downloaded at the requested revision (exit 1)
         ├── ParityError      the golden parity gate failed; no manifest was written (exit 3)
         ├── ManifestError    an existing directory's files do not match its manifest (exit 4)
         └── LabelError       id2label is not exactly contradiction/entailment/neutral (exit 5)
@@ -15,7 +16,7 @@ CLI prints it as ``export: error: <message>`` and exits with ``exit_code``.
 
 from __future__ import annotations
 
-__all__ = ["ExportError", "ParityError", "ManifestError", "LabelError", "report_error"]
+__all__ = ["ExportError", "DownloadError", "ParityError", "ManifestError", "LabelError", "report_error", "one_line"]
 
 
 class ExportError(RuntimeError):
@@ -26,6 +27,11 @@ class ExportError(RuntimeError):
     """
 
     exit_code: int = 1
+
+
+class DownloadError(ExportError):
+    """Downloading a hub id at the requested revision failed (offline without a cached
+    snapshot, unknown repository or revision, network error)."""
 
 
 class ParityError(ExportError):
@@ -62,3 +68,9 @@ def report_error(exc: ExportError, prog: str) -> int:
         print(exc.report, file=sys.stderr)
     print(f"{prog}: error: {exc}", file=sys.stderr)
     return exc.exit_code
+
+
+def one_line(exc: BaseException) -> str:
+    """``exc``'s message on one line (whitespace runs collapsed), or its type name when it has none."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

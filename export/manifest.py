@@ -1,22 +1,24 @@
 """Writing and verifying ``manifest.json``, and publishing an export atomically.
 
-An export is written into a staging directory beside the target
+:func:`verify_export_dir` checks an existing directory with the runtime's own
+code (:meth:`verifier.model_directory.ModelDirectory.open`) plus the checks
+only an exporter makes. An export is written into a staging directory beside the target
 (``.<name>.partial-XXXXXX``) and renamed into place only after the parity gate
 passed and ``manifest.json`` was written last, so the target either does not
 exist or is a complete, verified export. On any failure the staging directory
 (and any parent directories this run created) are removed.
 
 The manifest schema itself lives in :mod:`verifier.manifest`, shared with the
-runtime.
+runtime; the directory format is docs/model-directory.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import sys
-import secrets
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -24,32 +26,25 @@ from typing import Iterator, Sequence
 
 from pydantic import ValidationError
 
-from verifier.manifest import (
-    MANIFEST_NAME,
-    NLI_LABELS,
-    FileRecord,
-    Manifest,
-    read_manifest,
-    sha256_file,
-    verify_files,
-)
+from verifier.manifest import MANIFEST_NAME, REQUIRED_FILES, FileRecord, Manifest, sha256_file
+from verifier.model_directory import ModelDirectory
+from verifier.types import ClaimVerificationError
+from verifier.validation import describe_validation_error
 
 from .errors import ExportError, ManifestError
 
 __all__ = [
-    "REQUIRED_FILES",
     "VERSIONED_PACKAGES",
     "collect_versions",
     "file_records",
     "write_manifest",
+    "manifest_problem",
+    "open_export_dir",
     "verify_export_dir",
     "staging_dir",
     "publish",
     "utc_now",
 ]
-
-#: Files every export directory has and its manifest records (DESIGN.md).
-REQUIRED_FILES: tuple[str, ...] = ("model.onnx", "tokenizer.json", "config.json", "golden.json")
 
 #: Distributions whose versions the manifest records (PyPI names).
 VERSIONED_PACKAGES: tuple[str, ...] = (
@@ -108,40 +103,79 @@ def write_manifest(directory: Path, manifest: Manifest) -> Path:
     return path
 
 
+#: The runtime's words for a directory whose files differ from its manifest
+#: (:meth:`verifier.model_directory.ModelDirectory.read_verified`).
+_TAMPERED = "model directory {directory} does not match its manifest (tampered or incomplete; re-export it)"
+
+
+def manifest_problem(exc: ValidationError) -> str:
+    """A pydantic error on ``manifest.json`` in a few words, without pydantic's input dump or link.
+
+    ``field X: message, and N more errors`` (wording of
+    :func:`verifier.validation.describe_validation_error`).
+    """
+    where, message, count = describe_validation_error(exc)
+    text = f"field {where}: {message}" if where else message
+    if count > 1:
+        text += f", and {count - 1} more error{'s' if count > 2 else ''}"
+    return text
+
+
+def _manifest_error(directory: Path, exc: ClaimVerificationError) -> ManifestError:
+    """The runtime's refusal as a :class:`ManifestError`: its message, except that an unparsable
+    manifest is worded in one line (:func:`manifest_problem`) instead of pydantic's dump."""
+    path = directory / MANIFEST_NAME
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError):
+        return ManifestError(f"{path} is not a valid manifest ({manifest_problem(cause)})")
+    if isinstance(cause, OSError):
+        return ManifestError(f"{path} cannot be read ({cause.strerror or cause})")
+    return ManifestError(" ".join(str(exc).split()))
+
+
+def open_export_dir(directory: Path) -> ModelDirectory:
+    """Open an export directory as the runtime does, plus the exporter's own checks.
+
+    The runtime's checks (:meth:`verifier.model_directory.ModelDirectory.open`):
+    the manifest parses and names only plain relative files; it records the
+    files the runtime reads; the labels are exactly
+    contradiction/entailment/neutral and agree with the hashed
+    ``config.json``; the recorded parity gate passed. Then the exporter's:
+    every recorded file matches its sha256 and size
+    (:meth:`~verifier.model_directory.ModelDirectory.verify_all`, not only the
+    files a run reads), and every file of :data:`verifier.manifest.REQUIRED_FILES`
+    is recorded.
+
+    Raises:
+        ManifestError: any check failed (the runtime's message, on one line).
+    """
+    directory = Path(directory)
+    try:
+        opened = ModelDirectory.open(directory)
+    except ClaimVerificationError as exc:
+        raise _manifest_error(directory, exc) from exc
+    problems = opened.verify_all()
+    if problems:
+        raise ManifestError(f"{_TAMPERED.format(directory=directory)}: {'; '.join(problems)}")
+    unrecorded = [name for name in REQUIRED_FILES if name not in opened.manifest.files]
+    if unrecorded:
+        raise ManifestError(f"{directory / MANIFEST_NAME}: does not record {', '.join(sorted(unrecorded))}")
+    return opened
+
+
 def verify_export_dir(directory: Path) -> Manifest:
-    """Check an export directory against its manifest (files, labels, parity verdict).
+    """Check an export directory against its manifest (:func:`open_export_dir`); return the manifest.
 
     Args:
         directory: an exported model directory.
 
     Returns:
-        The parsed :class:`~verifier.manifest.Manifest`.
+        The verified :class:`~verifier.manifest.Manifest`.
 
     Raises:
-        ManifestError: no or malformed ``manifest.json``; a required file is not
-            recorded; a recorded file is missing or differs in size or sha256;
-            the label set is not exactly contradiction/entailment/neutral; or
-            the recorded parity did not pass.
+        ManifestError: as :func:`open_export_dir`.
     """
-    directory = Path(directory)
-    try:
-        manifest = read_manifest(directory)
-    except FileNotFoundError as exc:
-        raise ManifestError(f"{directory}: no {MANIFEST_NAME} (not a finished export)") from exc
-    except (OSError, ValueError, ValidationError) as exc:
-        reason = " ".join(str(exc).split())
-        raise ManifestError(f"{directory / MANIFEST_NAME}: malformed: {reason}") from exc
-    unrecorded = [name for name in (*REQUIRED_FILES, manifest.model_file) if name not in manifest.files]
-    if unrecorded:
-        raise ManifestError(f"{directory / MANIFEST_NAME}: does not record {', '.join(sorted(set(unrecorded)))}")
-    problems = verify_files(directory, manifest)
-    if problems:
-        raise ManifestError(f"{directory}: files do not match {MANIFEST_NAME}: {'; '.join(problems)}")
-    if len(manifest.labels) != len(NLI_LABELS) or set(manifest.labels) != NLI_LABELS:
-        raise ManifestError(f"{directory / MANIFEST_NAME}: labels {list(manifest.labels)} are not the NLI set")
-    if not manifest.parity.passed:
-        raise ManifestError(f"{directory / MANIFEST_NAME}: records a failed parity gate")
-    return manifest
+    return open_export_dir(directory).manifest
 
 
 def _missing_ancestors(path: Path) -> list[Path]:

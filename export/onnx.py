@@ -1,172 +1,60 @@
-"""Source resolution and the optimum-onnx export step of ``python -m export``.
+"""Turning a Hugging Face model directory into ``model.onnx`` and its companion files.
 
-* :func:`resolve_source` turns ``--model``/``--revision`` into a local
-  Hugging Face directory: a local path as is, a hub id through
-  ``huggingface_hub.snapshot_download`` at exactly the pinned revision (its
-  cache, ``HF_HOME`` and ``HF_HUB_OFFLINE`` honoured) with the resolved commit
-  recorded.
-* :func:`read_labels` reads ``id2label`` and refuses anything but exactly
-  contradiction/entailment/neutral.
+* :func:`read_config` and :func:`read_labels` read ``config.json`` and refuse
+  any ``id2label`` but exactly contradiction/entailment/neutral.
 * :func:`write_tokenizer_json` copies ``tokenizer.json`` or converts
   ``spm.model`` with transformers' fast-tokenizer conversion.
+* :func:`load_reference_tokenizer` and :func:`load_torch_model` load the
+  parity gate's references (fast tokenizer, float32 PyTorch classifier).
 * :func:`export_onnx` exports ``model.onnx`` with optimum-onnx
-  (``text-classification``, dynamic batch and sequence axes).
+  (``text-classification``, dynamic batch and sequence axes), with the stock
+  transformers attention or, on request, DeBERTa's span-sliced relative
+  attention (:mod:`export.fast_attention`).
 
-``trust_remote_code`` is never enabled. torch, transformers, optimum and
-huggingface_hub are imported inside functions.
+Where the source directory comes from is :mod:`export.source`.
+``trust_remote_code`` is never enabled. torch, transformers and optimum are
+imported inside functions.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import re
 import shutil
-from dataclasses import dataclass
+import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Optional
 
 from verifier.manifest import NLI_LABELS
 
-from .errors import ExportError, LabelError
+from .errors import ExportError, LabelError, one_line
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = [
-    "HUB_ALLOW_PATTERNS",
-    "ModelSource",
-    "looks_like_hub_id",
-    "resolve_source",
+    "Attention",
+    "ATTENTIONS",
     "read_config",
     "read_labels",
     "default_max_length",
     "write_tokenizer_json",
     "load_reference_tokenizer",
     "load_torch_model",
+    "check_attention",
     "export_onnx",
     "onnx_graph_info",
 ]
 
-#: Files fetched from the hub: configs, tokenizer files and safetensors weights
-#: (``pytorch_model.bin`` is fetched only when a revision has no safetensors).
-HUB_ALLOW_PATTERNS: tuple[str, ...] = (
-    "config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "spm.model",
-    "sentencepiece.bpe.model",
-    "vocab.txt",
-    "vocab.json",
-    "merges.txt",
-)
+#: How the exported graph computes attention: ``"stock"`` (transformers' own code)
+#: or ``"span"`` (:func:`export.fast_attention.span_sliced_attention`, DeBERTa-v2/v3 only;
+#: other architectures export as stock).
+Attention = Literal["stock", "span"]
+#: The accepted :data:`Attention` values.
+ATTENTIONS: tuple[Attention, ...] = ("stock", "span")
 
-_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
-# A hub repo id: "name" or "org/name" (huggingface_hub's validate_repo_id rules, simplified).
-_HUB_ID_RE = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]*/)?[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # tokenizer model_max_length above this is transformers' "no limit" sentinel (VERY_LARGE_INTEGER).
 _UNBOUNDED_MODEL_MAX_LENGTH = 1_000_000
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """Where the model to export lives.
-
-    Attributes:
-        model: the hub id, or the local directory as given on the command line.
-        path: local directory holding ``config.json``, weights and tokenizer files.
-        kind: ``"hub"``, ``"local"`` or ``"smoke"``.
-        requested_revision: ``--revision`` as given (``None`` for a local
-            directory without one).
-        resolved_revision: the 40-hex commit the files came from, when known
-            (a hub snapshot, or a local directory inside a hub cache).
-    """
-
-    model: str
-    path: Path
-    kind: Literal["hub", "local", "smoke"]
-    requested_revision: Optional[str]
-    resolved_revision: Optional[str]
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
-
-
-def looks_like_hub_id(model: str) -> bool:
-    """Whether ``model`` is shaped like a hub repo id (``org/name`` or ``name``) and is no existing path."""
-    if Path(model).expanduser().exists():
-        return False
-    return bool(_HUB_ID_RE.match(model)) and ".." not in model
-
-
-def resolve_source(model: str, revision: Optional[str], *, default_model: str, default_revision: str) -> ModelSource:
-    """Resolve ``--model``/``--revision`` to a local directory.
-
-    An existing path is a local directory. Otherwise a string shaped like a
-    hub id is downloaded with ``huggingface_hub.snapshot_download`` at
-    ``revision`` (required, except that ``default_model`` defaults to
-    ``default_revision``); only :data:`HUB_ALLOW_PATTERNS` are fetched, plus
-    ``pytorch_model.bin`` when the snapshot has no safetensors.
-
-    Args:
-        model: hub id or local directory.
-        revision: commit, tag or branch; recorded as the requested revision.
-        default_model: the contract's default model id.
-        default_revision: its pinned revision.
-
-    Returns:
-        The resolved :class:`ModelSource`.
-
-    Raises:
-        ExportError: the path is missing or not a Hugging Face model directory,
-            a hub id lacks ``--revision``, or the download failed (offline
-            without a cached snapshot, unknown repo or revision).
-    """
-    local = Path(model).expanduser()
-    if local.exists():
-        if not local.is_dir():
-            raise ExportError(f"--model {model}: not a directory")
-        path = local.resolve()
-        if not (path / "config.json").is_file():
-            raise ExportError(f"--model {model}: not a Hugging Face model directory (no config.json)")
-        resolved = path.name if path.parent.name == "snapshots" and _COMMIT_RE.match(path.name) else None
-        return ModelSource(model=model, path=path, kind="local", requested_revision=revision, resolved_revision=resolved)
-    if not looks_like_hub_id(model):
-        raise ExportError(f"--model {model}: model directory not found")
-    if revision is None:
-        if model != default_model:
-            raise ExportError(f"--model {model}: --revision is required with a hub id (pin a commit hash)")
-        revision = default_revision
-    snapshot = _snapshot_download(model, revision, HUB_ALLOW_PATTERNS)
-    if not (snapshot / "model.safetensors").is_file():
-        snapshot = _snapshot_download(model, revision, ("pytorch_model.bin",))
-    if not (snapshot / "config.json").is_file():
-        raise ExportError(f"{model}@{revision}: the snapshot has no config.json ({snapshot})")
-    resolved_commit = snapshot.name if _COMMIT_RE.match(snapshot.name) else None
-    if _COMMIT_RE.match(revision) and resolved_commit is not None and resolved_commit != revision:
-        raise ExportError(f"{model}@{revision}: the hub resolved a different commit {resolved_commit}")
-    return ModelSource(
-        model=model, path=snapshot, kind="hub", requested_revision=revision, resolved_revision=resolved_commit
-    )
-
-
-def _snapshot_download(model: str, revision: str, patterns: tuple[str, ...]) -> Path:
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError as exc:  # pragma: no cover - huggingface-hub is a runtime dependency
-        raise ExportError("huggingface-hub is required to download hub models") from exc
-    try:
-        path = snapshot_download(repo_id=model, revision=revision, allow_patterns=list(patterns))
-    except Exception as exc:  # huggingface_hub raises many types (HTTP, offline, validation)
-        raise ExportError(
-            f"--model {model}: no local directory of that name, and downloading revision {revision} "
-            f"from the Hugging Face hub failed: {_one_line(exc)}"
-        ) from exc
-    return Path(path)
 
 
 def read_config(model_dir: Path) -> dict[str, Any]:
@@ -181,7 +69,7 @@ def read_config(model_dir: Path) -> dict[str, Any]:
     except FileNotFoundError as exc:
         raise ExportError(f"{path}: missing") from exc
     except (OSError, ValueError) as exc:
-        raise ExportError(f"{path}: unreadable: {_one_line(exc)}") from exc
+        raise ExportError(f"{path}: unreadable: {one_line(exc)}") from exc
     if not isinstance(payload, dict):
         raise ExportError(f"{path}: not a JSON object")
     return payload
@@ -246,7 +134,7 @@ def load_reference_tokenizer(model_dir: Path) -> "PreTrainedTokenizerBase":
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(model_dir), use_fast=True, trust_remote_code=False)
     except Exception as exc:  # transformers raises OSError, ValueError, ImportError, ...
-        raise ExportError(f"{model_dir}: could not load a fast tokenizer: {_one_line(exc)}") from exc
+        raise ExportError(f"{model_dir}: could not load a fast tokenizer: {one_line(exc)}") from exc
     if not getattr(tokenizer, "is_fast", False):
         raise ExportError(f"{model_dir}: transformers has no fast tokenizer for this model (needed for tokenizer.json)")
     return tokenizer
@@ -301,12 +189,45 @@ def load_torch_model(model_dir: Path) -> "PreTrainedModel":
     try:
         model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), trust_remote_code=False)
     except Exception as exc:  # OSError (missing/corrupt weights), ValueError (unknown architecture), ...
-        raise ExportError(f"{model_dir}: could not load the PyTorch model: {_one_line(exc)}") from exc
+        raise ExportError(f"{model_dir}: could not load the PyTorch model: {one_line(exc)}") from exc
     model = model.to(torch.float32).eval()
     return model
 
 
-def export_onnx(model: "PreTrainedModel", output: Path, *, opset: Optional[int]) -> Path:
+def check_attention(attention: str) -> Attention:
+    """``attention`` when it is one of :data:`ATTENTIONS`.
+
+    Raises:
+        ExportError: any other value.
+    """
+    if attention == "stock":
+        return "stock"
+    if attention == "span":
+        return "span"
+    raise ExportError(f"--attention {attention}: must be one of {', '.join(ATTENTIONS)}")
+
+
+@contextlib.contextmanager
+def _attention_context(attention: Attention) -> Iterator[None]:
+    """While tracing: nothing for ``"stock"``; span-sliced DeBERTa attention for ``"span"``."""
+    if attention == "stock":
+        yield
+        return
+    import torch
+
+    from .fast_attention import span_sliced_attention
+
+    with span_sliced_attention(), warnings.catch_warnings():
+        # patched_bias branches on the query and key lengths, which are equal in
+        # self-attention: the trace records the branch every input takes (and the
+        # parity gate checks the graph), so torch's warning about it is noise.
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        yield
+
+
+def export_onnx(
+    model: "PreTrainedModel", output: Path, *, opset: Optional[int], attention: Attention = "stock"
+) -> Path:
     """Export ``model`` to ``output`` (a ``.onnx`` path) with optimum-onnx.
 
     Task ``text-classification``; inputs ``input_ids``, ``attention_mask`` and,
@@ -320,13 +241,20 @@ def export_onnx(model: "PreTrainedModel", output: Path, *, opset: Optional[int])
         output: where ``model.onnx`` goes; a scratch directory beside it is
             used and removed.
         opset: ONNX opset (``None`` = optimum's default for the architecture).
+        attention: ``"stock"`` (default) or ``"span"``: trace DeBERTa-v2/v3 with
+            :func:`export.fast_attention.span_sliced_attention` active, so the
+            graph computes the relative-attention bias over only the buckets a
+            sequence can use. Only the trace is affected: ``model`` itself is
+            unchanged afterwards, so the parity gate still compares the graph
+            with the stock PyTorch model.
 
     Returns:
         ``output``.
 
     Raises:
-        ExportError: optimum or torch failed to export.
+        ExportError: optimum or torch failed to export, or an unknown ``attention``.
     """
+    attention = check_attention(attention)
     try:
         from optimum.exporters.onnx import onnx_export_from_model  # type: ignore[import-untyped]
     except ImportError as exc:
@@ -335,15 +263,16 @@ def export_onnx(model: "PreTrainedModel", output: Path, *, opset: Optional[int])
     output = Path(output)
     scratch = output.parent / ".onnx-export"
     try:
-        onnx_export_from_model(
-            model,
-            output=scratch,
-            task="text-classification",
-            opset=opset,
-            do_validation=False,
-            no_post_process=True,
-            device="cpu",
-        )
+        with _attention_context(attention):
+            onnx_export_from_model(
+                model,
+                output=scratch,
+                task="text-classification",
+                opset=opset,
+                do_validation=False,
+                no_post_process=True,
+                device="cpu",
+            )
         produced = scratch / "model.onnx"
         if not produced.is_file():
             raise ExportError(f"optimum-onnx produced no model.onnx in {scratch}")
@@ -353,7 +282,7 @@ def export_onnx(model: "PreTrainedModel", output: Path, *, opset: Optional[int])
     except ExportError:
         raise
     except Exception as exc:  # torch.onnx / optimum raise many types
-        raise ExportError(f"ONNX export failed: {_one_line(exc)}") from exc
+        raise ExportError(f"ONNX export failed: {one_line(exc)}") from exc
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return output
@@ -370,7 +299,7 @@ def onnx_graph_info(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], int]:
     try:
         proto = onnx.load(str(path), load_external_data=False)
     except Exception as exc:  # onnx raises DecodeError, OSError, ...
-        raise ExportError(f"{path}: not a readable ONNX model: {_one_line(exc)}") from exc
+        raise ExportError(f"{path}: not a readable ONNX model: {one_line(exc)}") from exc
     initializers = {init.name for init in proto.graph.initializer}
     inputs = tuple(item.name for item in proto.graph.input if item.name not in initializers)
     outputs = tuple(item.name for item in proto.graph.output)

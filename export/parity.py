@@ -1,4 +1,4 @@
-"""The golden-output parity gate (STYLE §14) and the ``golden.json`` it writes.
+"""The export's golden-output parity gate (PyTorch against onnxruntime) and the ``golden.json`` it yields.
 
 At export, every pair of :data:`GOLDEN_PAIRS` is scored
 
@@ -15,59 +15,41 @@ ids, when the graph takes them) equal the transformers fast tokenizer's. A
 failure raises :class:`~export.errors.ParityError` carrying a table of the
 worst pairs; no manifest is written.
 
-``golden.json`` (format 1) lets the torch-free runtime re-score the model::
-
-    {
-      "format_version": 1,
-      "labels": ["contradiction", "entailment", "neutral"],   # logit column order
-      "max_length": 512, "pad_token_id": 0,
-      "inputs": ["input_ids", "attention_mask"],              # ONNX graph inputs
-      "atol": 0.0001,
-      "pairs": [
-        {"index": 0, "category": "short", "premise": "...", "hypothesis": "...",
-         "input_ids": [1, ...], "token_type_ids": [0, ...],   # truncated, special tokens included
-         "logits": [4.81, -12.2, -6.7]},                      # PyTorch float32 reference, raw logits
-        ...
-      ]
-    }
-
-:func:`verify_golden` re-scores it with onnxruntime only (no torch), as the
-exporter does when re-run on an existing directory.
+The result carries the :class:`verifier.golden.Golden` to write as
+``golden.json`` (format 1, docs/model-directory.md), which lets the torch-free
+runtime re-score the model; the exporter's own re-check of an existing
+directory is :mod:`export.recheck`.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from verifier.golden import Golden, GoldenRecord, softmax
 from verifier.manifest import ParityReport
+from verifier.session import create_session, session_options
 from verifier.tokenization import encode_pairs, load_tokenizer, pad_encodings
 
-from .errors import ExportError, ManifestError, ParityError
+from .errors import ParityError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = [
     "DEFAULT_ATOL",
-    "GOLDEN_NAME",
-    "GOLDEN_FORMAT_VERSION",
     "GoldenPair",
     "GOLDEN_PAIRS",
     "PairParity",
     "ParityResult",
     "run_parity",
-    "verify_golden",
 ]
 
 #: Default gate: max |Δlogit| between PyTorch and onnxruntime (float32).
 DEFAULT_ATOL = 1e-4
-GOLDEN_NAME = "golden.json"
-GOLDEN_FORMAT_VERSION = 1
 _ALLOWED_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -92,7 +74,7 @@ _LONG_QUESTIONS = (
     "and the platform team agreed to revisit staffing once the incident backlog is cleared. "
 )
 
-#: The golden set (>= 24 pairs): short NLI-like pairs, the SPEC §8 examples,
+#: The golden set (>= 24 pairs): short NLI-like pairs, examples of docs/decision.md §8,
 #: long pairs past 512 tokens on either or both sides (truncation), pairs near
 #: the limit, non-ASCII scripts, combining accents, emoji (ZWJ sequences,
 #: skin tones), control and zero-width characters, and empty-looking
@@ -212,13 +194,13 @@ class ParityResult:
         rows: one :class:`PairParity` per golden pair, in golden order.
         atol: the gate's max |Δlogit|.
         failures: every problem found, in pair order (empty when passed).
-        golden: the ``golden.json`` payload (see the module docstring).
+        golden: what to write as ``golden.json`` (:func:`verifier.golden.write_golden`).
     """
 
     rows: tuple[PairParity, ...]
     atol: float
     failures: tuple[str, ...]
-    golden: dict[str, Any] = field(repr=False)
+    golden: Golden = field(repr=False)
 
     @property
     def passed(self) -> bool:
@@ -281,38 +263,24 @@ def _nan_high(value: float) -> float:
     return float("inf") if value != value else value
 
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    exp = np.exp(shifted)
-    result: np.ndarray = exp / exp.sum(axis=-1, keepdims=True)
-    return result
-
-
 def _max_abs(a: np.ndarray, b: np.ndarray) -> float:
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         return float("nan")
     return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
 
 
-def _ort_session(onnx_path: Path, error: type[ExportError]) -> Any:
-    import onnxruntime as ort  # type: ignore[import-untyped]
-
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    try:
-        return ort.InferenceSession(str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
-        raise error(f"{onnx_path}: onnxruntime cannot load it: {' '.join(str(exc).split())}") from exc
+def _probabilities(logits: np.ndarray) -> np.ndarray:
+    """:func:`verifier.golden.softmax` of one row of logits."""
+    row: np.ndarray = softmax(np.asarray(logits)[None, :])[0]
+    return row
 
 
-def _ort_run(
-    session: Any, arrays: dict[str, np.ndarray], inputs: Sequence[str], error: type[ExportError]
-) -> np.ndarray:
+def _ort_run(session: Any, arrays: dict[str, np.ndarray], inputs: Sequence[str]) -> np.ndarray:
     feed = {name: arrays[name] for name in inputs}
     try:
         logits = session.run(["logits"], feed)[0]
     except Exception as exc:  # onnxruntime raises its own types
-        raise error(f"onnxruntime inference failed: {' '.join(str(exc).split())}") from exc
+        raise ParityError(f"onnxruntime inference failed: {' '.join(str(exc).split())}") from exc
     return np.asarray(logits, dtype=np.float32)
 
 
@@ -371,12 +339,12 @@ def run_parity(
     texts = [(pair.premise, pair.hypothesis) for pair in pairs]
     encodings = encode_pairs(runtime_tokenizer, texts)
 
-    session = _ort_session(onnx_path, ParityError)
+    session = create_session(onnx_path, session_options(), where=str(onnx_path), error=ParityError)
     batch_arrays = pad_encodings(encodings, pad_token_id=pad_token_id, with_token_type_ids=with_types)
-    batch_logits = _ort_run(session, batch_arrays, inputs, ParityError)
+    batch_logits = _ort_run(session, batch_arrays, inputs)
 
     rows: list[PairParity] = []
-    golden_pairs: list[dict[str, Any]] = []
+    records: list[GoldenRecord] = []
     failures: list[str] = []
     for index, (pair, encoding) in enumerate(zip(pairs, encodings)):
         reference = reference_tokenizer(pair.premise, pair.hypothesis, truncation=True, max_length=max_length)
@@ -392,14 +360,14 @@ def run_parity(
             torch_logits = torch_model(**torch_inputs).logits[0].float().cpu().numpy()
 
         single_arrays = pad_encodings([encoding], pad_token_id=pad_token_id, with_token_type_ids=with_types)
-        single_logits = _ort_run(session, single_arrays, inputs, ParityError)[0]
+        single_logits = _ort_run(session, single_arrays, inputs)[0]
         in_batch = batch_logits[index]
 
         finite = bool(np.all(np.isfinite(torch_logits)) and np.all(np.isfinite(single_logits)))
         finite = finite and bool(np.all(np.isfinite(in_batch)))
         prob_diff = max(
-            _max_abs(_softmax(single_logits), _softmax(torch_logits)),
-            _max_abs(_softmax(in_batch), _softmax(torch_logits)),
+            _max_abs(_probabilities(single_logits), _probabilities(torch_logits)),
+            _max_abs(_probabilities(in_batch), _probabilities(torch_logits)),
         )
         row = PairParity(
             index=index,
@@ -416,83 +384,23 @@ def run_parity(
         )
         rows.append(row)
         failures.extend(row.problems(atol))
-        golden_pairs.append(
-            {
-                "index": index,
-                "category": pair.category,
-                "premise": pair.premise,
-                "hypothesis": pair.hypothesis,
-                "input_ids": [int(value) for value in encoding.ids],
-                "token_type_ids": [int(value) for value in encoding.type_ids],
-                "logits": [float(value) for value in torch_logits.astype(np.float32)],
-            }
+        records.append(
+            GoldenRecord(
+                premise=pair.premise,
+                hypothesis=pair.hypothesis,
+                logits=tuple(float(value) for value in torch_logits.astype(np.float32)),
+                input_ids=tuple(int(value) for value in encoding.ids),
+                token_type_ids=tuple(int(value) for value in encoding.type_ids),
+                category=pair.category,
+            )
         )
 
-    golden = {
-        "format_version": GOLDEN_FORMAT_VERSION,
-        "labels": list(labels),
-        "max_length": max_length,
-        "pad_token_id": pad_token_id,
-        "inputs": list(inputs),
-        "atol": atol,
-        "pairs": golden_pairs,
-    }
+    golden = Golden(
+        labels=tuple(labels),
+        records=tuple(records),
+        atol=atol,
+        max_length=max_length,
+        pad_token_id=pad_token_id,
+        inputs=tuple(inputs),
+    )
     return ParityResult(rows=tuple(rows), atol=atol, failures=tuple(failures), golden=golden)
-
-
-def verify_golden(model_dir: Path, *, onnx_file: str = "model.onnx", atol: Optional[float] = None) -> float:
-    """Re-score ``golden.json`` with onnxruntime alone (no torch) and check it.
-
-    Re-tokenizes every pair with the directory's ``tokenizer.json`` (via
-    :func:`verifier.tokenization.load_tokenizer`), checks the ids against the
-    recorded ones, scores all pairs in one padded batch and compares the
-    logits with the recorded PyTorch logits.
-
-    Args:
-        model_dir: an exported model directory.
-        onnx_file: the ONNX file to score (a variant may be checked too).
-        atol: max |Δlogit| allowed (default: the ``atol`` recorded in ``golden.json``).
-
-    Returns:
-        The largest |Δlogit| found.
-
-    Raises:
-        ManifestError: ``golden.json`` is missing or malformed, onnxruntime
-            cannot load or run the model, token ids
-            changed, a logit differs by more than ``atol``, or an argmax differs.
-    """
-    model_dir = Path(model_dir)
-    path = model_dir / GOLDEN_NAME
-    try:
-        golden = json.loads(path.read_text(encoding="utf-8"))
-        pairs = golden["pairs"]
-        inputs = [str(name) for name in golden["inputs"]]
-        max_length = int(golden["max_length"])
-        pad_token_id = int(golden["pad_token_id"])
-        tolerance = float(atol if atol is not None else golden["atol"])
-        expected = np.asarray([pair["logits"] for pair in pairs], dtype=np.float32)
-        texts = [(str(pair["premise"]), str(pair["hypothesis"])) for pair in pairs]
-        recorded_ids = [[int(value) for value in pair["input_ids"]] for pair in pairs]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ManifestError(f"{path}: missing or malformed: {' '.join(str(exc).split())}") from exc
-    if not pairs:
-        raise ManifestError(f"{path}: no golden pairs")
-
-    tokenizer = load_tokenizer(model_dir / "tokenizer.json", max_length=max_length)
-    encodings = encode_pairs(tokenizer, texts)
-    for index, (encoding, ids) in enumerate(zip(encodings, recorded_ids)):
-        if list(encoding.ids) != ids:
-            raise ManifestError(f"{path}: pair {index}: tokenizer.json no longer gives the recorded token ids")
-    arrays = pad_encodings(encodings, pad_token_id=pad_token_id, with_token_type_ids="token_type_ids" in inputs)
-    logits = _ort_run(_ort_session(model_dir / onnx_file, ManifestError), arrays, inputs, ManifestError)
-    if logits.shape != expected.shape:
-        raise ManifestError(f"{model_dir / onnx_file}: logits shape {logits.shape} != golden {expected.shape}")
-    diffs = np.abs(logits.astype(np.float64) - expected.astype(np.float64)).max(axis=1)
-    for index, diff in enumerate(diffs):
-        if not diff <= tolerance:
-            raise ManifestError(
-                f"{model_dir / onnx_file}: golden pair {index}: max |Δlogit| {diff:.3g} > atol {tolerance:g}"
-            )
-        if int(np.argmax(logits[index])) != int(np.argmax(expected[index])):
-            raise ManifestError(f"{model_dir / onnx_file}: golden pair {index}: argmax differs from golden.json")
-    return float(diffs.max())

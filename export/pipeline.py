@@ -2,23 +2,25 @@
 
 :func:`export_model` (and :func:`export_smoke`) run, in order:
 
-1. resolve ``--model`` (a local directory is checked at once) and the target
-   directory (``--output`` or ``models/<name>-<revision[:12]>``);
-2. if the target already holds an export: verify it (files against the
-   manifest, golden outputs re-scored with onnxruntime) and return
-   ``status="verified"`` without redoing work, or refuse when it does not
-   verify or holds another model -- never overwrite it; a refusal of a
-   broken or foreign directory ends with :func:`redo_advice`;
+1. resolve ``--model`` (a local directory is checked at once; a hub id needs
+   a revision, :func:`export.source.plan_source`) and the target directory
+   (``--output`` or ``models/<name>-<revision[:12]>``);
+2. if the target already holds an export: verify it
+   (:func:`export.existing.check_target`: files against the manifest, golden
+   outputs re-scored with onnxruntime) and return ``status="verified"``
+   without redoing work, or refuse when it does not verify or holds another
+   model -- never overwrite it;
 3. in a staging directory beside the target: download a hub revision, check
    the labels, write ``tokenizer.json`` and ``config.json``, export
-   ``model.onnx``, run the golden parity gate, write ``golden.json`` and,
-   last, ``manifest.json``;
+   ``model.onnx`` (stock or span-sliced attention), run the golden parity
+   gate, write ``golden.json`` and, last, ``manifest.json``;
 4. rename the staging directory into place. Any failure removes it.
+
+The directory format is docs/model-directory.md.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import time
@@ -26,38 +28,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
-from pydantic import ValidationError
-
-from verifier.manifest import MANIFEST_NAME, Manifest, read_manifest
+from verifier.golden import GOLDEN_NAME, write_golden
+from verifier.manifest import CONFIG_NAME, RANDOM_WEIGHTS_CONFIG_KEY, REQUIRED_FILES, TOKENIZER_NAME, Manifest
 from verifier.options import default_model_dir
 from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 
-from .errors import ExportError, ManifestError
-from .manifest import (
-    REQUIRED_FILES,
-    collect_versions,
-    file_records,
-    publish,
-    staging_dir,
-    utc_now,
-    verify_export_dir,
-    write_manifest,
-)
+from .errors import DownloadError, ExportError
+from .existing import check_target, redo_advice
+from .manifest import collect_versions, file_records, publish, staging_dir, utc_now, write_manifest
 from .onnx import (
-    ModelSource,
+    Attention,
+    check_attention,
     default_max_length,
     export_onnx,
     load_reference_tokenizer,
     load_torch_model,
-    looks_like_hub_id,
     onnx_graph_info,
     read_config,
     read_labels,
-    resolve_source,
     write_tokenizer_json,
 )
-from .parity import DEFAULT_ATOL, GOLDEN_NAME, ParityResult, run_parity, verify_golden
-from .testmodels import RANDOM_WEIGHTS_CONFIG_KEY
+from .parity import DEFAULT_ATOL, ParityResult, run_parity
+from .source import ModelSource, SourceKind, plan_source, resolve_source
 
 __all__ = [
     "SMOKE_MODEL",
@@ -84,17 +76,6 @@ OFFLINE_HINT = (
     "(offline? export a local Hugging Face directory with --model /path/to/dir, "
     "or run python -m export --smoke for a random-weights plumbing model)"
 )
-#: Marks :func:`export.onnx.resolve_source`'s message for a failed hub download.
-_DOWNLOAD_FAILED = "from the Hugging Face hub failed"
-
-#: pydantic error types on ``manifest.json`` worded for users; others keep pydantic's message.
-_MANIFEST_WORDS: dict[str, str] = {
-    "missing": "required field is missing",
-    "model_type": "must be a JSON object",
-    "dict_type": "must be a JSON object",
-    "extra_forbidden": "unknown field",
-}
-
 #: Called with the freshly exported ``model.onnx`` before the parity gate
 #: (tests use it to perturb the file and watch the gate fail).
 OnnxHook = Callable[[Path], None]
@@ -163,6 +144,11 @@ def default_output_dir(model: str, revision: Optional[str], *, local: bool) -> P
     (:func:`verifier.options.default_model_dir`). Local directories:
     ``models/<dirname>-<revision[:12]>`` with ``--revision``, else
     ``models/<dirname>-local``.
+
+    Example:
+        >>> default_output_dir("cross-encoder/nli-deberta-v3-base", "6c749ce3425cd33b46d187e45b92bbf96ee12ec7",
+        ...                    local=False).as_posix()
+        'models/nli-deberta-v3-base-6c749ce3425c'
     """
     if local:
         name = Path(model).expanduser().resolve().name or "model"
@@ -172,117 +158,22 @@ def default_output_dir(model: str, revision: Optional[str], *, local: bool) -> P
     return default_model_dir(model, revision)
 
 
-def redo_advice(target: Path) -> str:
-    """What to do about a target directory this tool refuses to touch.
-
-    Example:
-        >>> redo_advice(Path("models/m"))
-        'delete models/m (or choose another --output) and export again'
-    """
-    return f"delete {target} (or choose another --output) and export again"
-
-
-def _manifest_problem(exc: ValidationError) -> str:
-    """A pydantic error on ``manifest.json`` in a few words, without pydantic's input dump or link."""
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    if first.get("type") == "json_invalid":
-        detail = (first.get("ctx") or {}).get("error")
-        text = f"invalid JSON: {detail}" if detail else "invalid JSON"
-    else:
-        message = _MANIFEST_WORDS.get(str(first.get("type")), str(first.get("msg")))
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        text = f"field {where}: {message}" if where else message
-    if len(errors) > 1:
-        text += f", and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''}"
-    return text
-
-
-def _read_target_manifest(target: Path) -> None:
-    """Refuse a target whose ``manifest.json`` cannot be read or parsed, in one line with advice."""
-    path = target / MANIFEST_NAME
-    try:
-        read_manifest(target)
-    except ValidationError as exc:
-        raise ManifestError(f"{path} is not a valid manifest ({_manifest_problem(exc)}); {redo_advice(target)}") from exc
-    except OSError as exc:
-        raise ManifestError(f"{path} cannot be read ({exc.strerror or exc}); {redo_advice(target)}") from exc
-
-
 def _resolve_hub(model: str, revision: str) -> ModelSource:
-    """:func:`export.onnx.resolve_source` for a hub id; a failed download ends with :data:`OFFLINE_HINT`."""
+    """:func:`export.source.resolve_source` for a hub id; a failed download ends with :data:`OFFLINE_HINT`."""
     try:
         return resolve_source(model, revision, default_model=DEFAULT_MODEL, default_revision=DEFAULT_REVISION)
-    except ExportError as exc:
-        if _DOWNLOAD_FAILED not in str(exc):
-            raise
-        raise ExportError(f"{exc} {OFFLINE_HINT}") from exc
+    except DownloadError as exc:
+        raise DownloadError(f"{exc} {OFFLINE_HINT}") from exc
 
 
-def _check_arguments(opset: Optional[int], max_length: Optional[int], atol: float) -> None:
+def _check_arguments(opset: Optional[int], max_length: Optional[int], atol: float, attention: str) -> Attention:
     if not (isinstance(atol, (int, float)) and 0.0 < float(atol) < float("inf")):
         raise ExportError(f"--atol {atol}: must be a positive finite number")
     if opset is not None and not 11 <= opset <= 30:
         raise ExportError(f"--opset {opset}: must be between 11 and 30")
     if max_length is not None and max_length < MIN_MAX_LENGTH:
         raise ExportError(f"--max-length {max_length}: must be at least {MIN_MAX_LENGTH}")
-
-
-def _same_model(recorded: str, requested: str, *, local: bool) -> bool:
-    if recorded == requested:
-        return True
-    if not local:
-        return False
-    try:
-        return Path(recorded).expanduser().resolve() == Path(requested).expanduser().resolve()
-    except OSError:  # pragma: no cover - unresolvable path
-        return False
-
-
-def _existing_export(
-    target: Path,
-    *,
-    model: str,
-    kind: Literal["hub", "local", "smoke"],
-    revision: Optional[str],
-    opset: Optional[int],
-    max_length: Optional[int],
-    atol: float,
-) -> Optional[tuple[Manifest, float]]:
-    """Verify what is at ``target``; ``None`` when there is nothing (or an empty directory)."""
-    if not target.exists() and not target.is_symlink():
-        return None
-    if not target.is_dir():
-        raise ExportError(f"--output {target}: exists and is not a directory")
-    if not (target / MANIFEST_NAME).exists():
-        if any(target.iterdir()):
-            raise ExportError(
-                f"--output {target}: exists, is not empty and has no {MANIFEST_NAME}; refusing to overwrite; "
-                f"{redo_advice(target)}"
-            )
-        return None
-    _read_target_manifest(target)
-    try:
-        manifest = verify_export_dir(target)
-    except ManifestError as exc:
-        raise ManifestError(f"{exc}; {redo_advice(target)}") from exc
-    wanted = f"{model}@{revision or 'unpinned'}"
-    held = f"{manifest.model}@{manifest.requested_revision or 'unpinned'}"
-    if (
-        manifest.source != kind
-        or not _same_model(manifest.model, model, local=kind == "local")
-        or manifest.requested_revision != revision
-    ):
-        raise ExportError(f"--output {target}: already holds an export of {held}, not {wanted}; choose another --output")
-    if opset is not None and manifest.opset != opset:
-        raise ExportError(f"--output {target}: holds an opset {manifest.opset} export, not {opset}")
-    if max_length is not None and manifest.max_length != max_length:
-        raise ExportError(f"--output {target}: holds a max length {manifest.max_length} export, not {max_length}")
-    try:
-        max_diff = verify_golden(target, onnx_file=manifest.model_file, atol=atol)
-    except ManifestError as exc:
-        raise ManifestError(f"{exc}; {redo_advice(target)}") from exc
-    return manifest, max_diff
+    return check_attention(attention)
 
 
 def _resolve_max_length(requested: Optional[int], tokenizer: Any, config: dict[str, Any], where: Path) -> int:
@@ -307,17 +198,18 @@ def _build(
     opset: Optional[int],
     max_length: Optional[int],
     atol: float,
+    attention: Attention,
     onnx_hook: Optional[OnnxHook],
 ) -> tuple[Manifest, ParityResult, Literal["copied", "converted"]]:
     """Write a complete export (manifest last) into ``staging``."""
-    config_path = source.path / "config.json"
+    config_path = source.path / CONFIG_NAME
     config = read_config(source.path)
     labels = read_labels(config, where=str(config_path))
     random_weights = random_weights or config.get(RANDOM_WEIGHTS_CONFIG_KEY) is True
 
     reference_tokenizer = load_reference_tokenizer(source.path)
-    tokenizer_mode = write_tokenizer_json(source.path, staging / "tokenizer.json", reference_tokenizer)
-    shutil.copyfile(config_path, staging / "config.json")
+    tokenizer_mode = write_tokenizer_json(source.path, staging / TOKENIZER_NAME, reference_tokenizer)
+    shutil.copyfile(config_path, staging / CONFIG_NAME)
     optional = [name for name in _OPTIONAL_FILES if (source.path / name).is_file()]
     for name in optional:
         shutil.copyfile(source.path / name, staging / name)
@@ -330,7 +222,7 @@ def _build(
         raise ExportError(f"{source.path}: the tokenizer has no pad token and config.json no pad_token_id")
 
     torch_model = load_torch_model(source.path)
-    onnx_path = export_onnx(torch_model, staging / "model.onnx", opset=opset)
+    onnx_path = export_onnx(torch_model, staging / "model.onnx", opset=opset, attention=attention)
     if onnx_hook is not None:
         onnx_hook(onnx_path)
     inputs, outputs, graph_opset = onnx_graph_info(onnx_path)
@@ -341,7 +233,7 @@ def _build(
         torch_model=torch_model,
         reference_tokenizer=reference_tokenizer,
         onnx_path=onnx_path,
-        tokenizer_json=staging / "tokenizer.json",
+        tokenizer_json=staging / TOKENIZER_NAME,
         labels=labels,
         inputs=inputs,
         max_length=resolved_max_length,
@@ -350,9 +242,7 @@ def _build(
     )
     parity.raise_if_failed()
 
-    (staging / GOLDEN_NAME).write_text(
-        json.dumps(parity.golden, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8"
-    )
+    write_golden(staging / GOLDEN_NAME, parity.golden)
     manifest = Manifest(
         model=source.model,
         requested_revision=source.requested_revision,
@@ -377,7 +267,7 @@ def _build(
 def _run(
     *,
     model: str,
-    kind: Literal["hub", "local", "smoke"],
+    kind: SourceKind,
     revision: Optional[str],
     target: Path,
     resolve: Callable[[], ModelSource],
@@ -385,21 +275,21 @@ def _run(
     opset: Optional[int],
     max_length: Optional[int],
     atol: float,
+    attention: Attention,
     onnx_hook: Optional[OnnxHook],
 ) -> ExportReport:
     started = time.perf_counter()
-    existing = _existing_export(
+    existing = check_target(
         target, model=model, kind=kind, revision=revision, opset=opset, max_length=max_length, atol=atol
     )
     if existing is not None:
-        manifest, max_diff = existing
         return ExportReport(
             status="verified",
             output_dir=target,
-            manifest=manifest,
+            manifest=existing.manifest,
             parity=None,
             tokenizer_json=None,
-            verified_max_abs_logit_diff=max_diff,
+            verified_max_abs_logit_diff=existing.max_abs_logit_diff,
             seconds=time.perf_counter() - started,
         )
     with staging_dir(target) as staging:
@@ -411,6 +301,7 @@ def _run(
             opset=opset,
             max_length=max_length,
             atol=atol,
+            attention=attention,
             onnx_hook=onnx_hook,
         )
         publish(staging, target)
@@ -433,6 +324,7 @@ def export_model(
     opset: Optional[int] = None,
     max_length: Optional[int] = None,
     atol: float = DEFAULT_ATOL,
+    attention: Attention = "stock",
     onnx_hook: Optional[OnnxHook] = None,
 ) -> ExportReport:
     """Export a three-label NLI cross-encoder to a verified ONNX model directory.
@@ -450,10 +342,16 @@ def export_model(
         max_length: truncation length in tokens, special tokens included
             (default: the tokenizer's ``model_max_length``; 512 for DeBERTa-v3).
         atol: the parity gate's max |Δlogit| (default 1e-4).
+        attention: ``"stock"`` (default: transformers' attention) or ``"span"``
+            (DeBERTa-v2/v3 traced with span-sliced relative attention,
+            :func:`export.fast_attention.span_sliced_attention`; the same
+            parity gate against the stock PyTorch model decides). Not recorded
+            in the manifest, and not compared when ``output`` already holds an
+            export.
         onnx_hook: called with ``model.onnx`` right after export, before the gate.
 
     A source whose ``config.json`` carries
-    :data:`export.testmodels.RANDOM_WEIGHTS_CONFIG_KEY` (every seeded test
+    :data:`verifier.manifest.RANDOM_WEIGHTS_CONFIG_KEY` (every seeded test
     model does) is recorded with ``random_weights=True``.
 
     Returns:
@@ -462,9 +360,10 @@ def export_model(
         model and revision (nothing is redone).
 
     Raises:
-        ExportError: bad arguments, missing model directory, failed download
-            (the message ends with :data:`OFFLINE_HINT`), unloadable model,
+        ExportError: bad arguments, missing model directory, unloadable model,
             unwritable output, or an output directory holding something else.
+        DownloadError: the hub download failed (the message ends with
+            :data:`OFFLINE_HINT`).
         LabelError: ``id2label`` is not exactly contradiction/entailment/neutral.
         ParityError: the exported model failed the golden gate (nothing written).
         ManifestError: ``output`` holds an export whose ``manifest.json`` is
@@ -478,41 +377,27 @@ def export_model(
         >>> report.manifest.labels  # doctest: +SKIP
         ('contradiction', 'entailment', 'neutral')
     """
-    _check_arguments(opset, max_length, atol)
-    local = Path(model).expanduser()
-    if local.exists():
-        source = resolve_source(model, revision, default_model=DEFAULT_MODEL, default_revision=DEFAULT_REVISION)
-        target = Path(output) if output is not None else default_output_dir(model, revision, local=True)
-        return _run(
-            model=model,
-            kind="local",
-            revision=revision,
-            target=target,
-            resolve=lambda: source,
-            random_weights=False,
-            opset=opset,
-            max_length=max_length,
-            atol=atol,
-            onnx_hook=onnx_hook,
-        )
-    if not looks_like_hub_id(model):
-        raise ExportError(f"--model {model}: model directory not found")
-    if revision is None:
-        if model != DEFAULT_MODEL:
-            raise ExportError(f"--model {model}: --revision is required with a hub id (pin a commit hash)")
-        revision = DEFAULT_REVISION
-    pinned = revision
-    target = Path(output) if output is not None else default_output_dir(model, pinned, local=False)
+    attention = _check_arguments(opset, max_length, atol, attention)
+    kind, pinned = plan_source(model, revision, default_model=DEFAULT_MODEL, default_revision=DEFAULT_REVISION)
+    local = kind == "local"
+    # A local directory is checked at once; a hub id is downloaded only when the target needs it.
+    checked = resolve_source(model, pinned) if local else None
+
+    def resolve() -> ModelSource:
+        return checked if checked is not None else _resolve_hub(model, str(pinned))
+
+    target = Path(output) if output is not None else default_output_dir(model, pinned, local=local)
     return _run(
         model=model,
-        kind="hub",
+        kind=kind,
         revision=pinned,
         target=target,
-        resolve=lambda: _resolve_hub(model, pinned),
+        resolve=resolve,
         random_weights=False,
         opset=opset,
         max_length=max_length,
         atol=atol,
+        attention=attention,
         onnx_hook=onnx_hook,
     )
 
@@ -523,6 +408,7 @@ def export_smoke(
     seed: int = 0,
     opset: Optional[int] = None,
     atol: float = DEFAULT_ATOL,
+    attention: Attention = "stock",
 ) -> ExportReport:
     """Build the seeded tiny DeBERTa-v2 test model and export it (``--smoke``).
 
@@ -535,6 +421,7 @@ def export_smoke(
         seed: weight seed of :func:`export.testmodels.build_tiny_model`.
         opset: ONNX opset (default: optimum's).
         atol: the parity gate's max |Δlogit|.
+        attention: as :func:`export_model`.
 
     Returns:
         An :class:`ExportReport` (``"verified"`` when ``output`` already holds it).
@@ -542,9 +429,9 @@ def export_smoke(
     Raises:
         ExportError: as :func:`export_model`.
     """
-    from .testmodels import build_tiny_model
+    from .testmodels import build_tiny_model  # test support, only for --smoke
 
-    _check_arguments(opset, None, atol)
+    attention = _check_arguments(opset, None, atol, attention)
     revision = f"seed{seed}"
     target = Path(output) if output is not None else default_model_dir("tiny-deberta-v2-smoke", revision)
     with tempfile.TemporaryDirectory(prefix="claim-verifier-smoke-") as scratch:
@@ -565,5 +452,6 @@ def export_smoke(
             opset=opset,
             max_length=None,
             atol=atol,
+            attention=attention,
             onnx_hook=None,
         )

@@ -128,9 +128,9 @@ def test_bad_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> 
 
 
 def test_real_vocab_missing_raises_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import export.testmodels as testmodels
+    from export.testmodels import common
 
-    monkeypatch.setattr(testmodels, "real_tokenizer_dir", _raise_missing)
+    monkeypatch.setattr(common, "real_tokenizer_dir", _raise_missing)
     with pytest.raises(FileNotFoundError, match="real DeBERTa-v3 tokenizer files not found"):
         build_tiny_model(tmp_path / "m", real_vocab=True)
     assert not (tmp_path / "m").exists()

@@ -1,78 +1,26 @@
-"""Seeded test models: tiny Hugging Face classifier directories built offline.
+"""The seeded *tiny* test models: DeBERTa-v2 (v3-style relative attention) or BERT, hidden 32.
 
-No real weights are reachable from CI (DESIGN.md, "Test models"), so tests,
-the ``--smoke`` export and the benchmarks build their models here from a fixed
-seed. Every builder writes an ordinary Hugging Face model directory
-(``config.json``, ``model.safetensors``, tokenizer files) that
-``python -m export --model <dir>`` exports like any downloaded revision.
-
-Builders:
-
-* :func:`build_tiny_model` -- a tiny DeBERTa-v2 (v3-style relative attention)
-  or BERT sequence classifier with three NLI labels, logits scaled far from
-  zero, and a tiny tokenizer (Unigram in DeBERTa-v3 layout, or WordPiece).
-* :func:`build_deberta_v3_base_random` -- the exact DeBERTa-v3-base
-  configuration, randomly initialised, with the real DeBERTa-v3 tokenizer files
-  (for speed figures only; its outputs mean nothing).
-
-torch and transformers are imported inside the functions, so importing this
-module is cheap. The outputs of these models are random: never present them
-as quality figures.
-
-Errors::
-
-    FileNotFoundError   the real DeBERTa-v3 tokenizer files are not available
-    ValueError          bad builder arguments (unknown architecture, bad labels)
+Internal test support (see :mod:`export.testmodels`): the tests, the
+``--smoke`` export and the benchmark's plumbing checks build their models
+here. Their outputs are random: never present them as quality figures.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Sequence
+
+from verifier.manifest import RANDOM_WEIGHTS_CONFIG_KEY
+
+from . import common
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import torch
 
-__all__ = [
-    "DEFAULT_LABEL_ORDER",
-    "RANDOM_WEIGHTS_CONFIG_KEY",
-    "REAL_TOKENIZER_DIR_ENV",
-    "REAL_TOKENIZER_FILES",
-    "Architecture",
-    "real_tokenizer_dir",
-    "build_tiny_model",
-    "deberta_v3_base_config",
-    "build_deberta_v3_base_random",
-]
+__all__ = ["Architecture", "build_tiny_model"]
 
 Architecture = Literal["deberta-v2", "bert"]
 
-#: ``id2label`` order of ``cross-encoder/nli-deberta-v3-base`` (its model card config).
-DEFAULT_LABEL_ORDER: tuple[str, str, str] = ("contradiction", "entailment", "neutral")
-
-#: ``config.json`` key set to ``true`` by every builder here. ``python -m export``
-#: copies it into the manifest as ``random_weights=True``, so a random model is
-#: flagged wherever it is loaded.
-RANDOM_WEIGHTS_CONFIG_KEY = "claim_verifier_random_weights"
-
-#: Environment variable overriding where the real DeBERTa-v3 tokenizer files live.
-REAL_TOKENIZER_DIR_ENV = "CLAIM_VERIFIER_DEBERTA_V3_TOKENIZER_DIR"
-
-#: Files of the real DeBERTa-v3 tokenizer copied into a model directory
-#: (shared/data/deberta-v3-tokenizer/README.md).
-REAL_TOKENIZER_FILES: tuple[str, ...] = (
-    "spm.model",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-)
-
-#: Vocabulary size of the DeBERTa-v3 family (128,000 pieces + [MASK] at 128000, padded).
-_DEBERTA_V3_VOCAB_SIZE = 128100
 _TINY_MAX_POSITIONS = 512
 # Ten times transformers' default (0.02): the [CLS] state then varies with the
 # input, so the classifier needs only a modest scale and float32 noise in the
@@ -103,37 +51,6 @@ _ASCII_CHARS = (
 )
 # A few non-ASCII letters get pieces; other characters (CJK, emoji) become [UNK].
 _EXTRA_CHARS = "éèêàâçñöüäßøåíóúÉÖÜ"
-
-
-def real_tokenizer_dir() -> Path:
-    """Locate the real DeBERTa-v3 tokenizer files.
-
-    Looks at ``$CLAIM_VERIFIER_DEBERTA_V3_TOKENIZER_DIR`` first, then
-    ``../shared/data/deberta-v3-tokenizer`` relative to the repository root, then
-    ``/work/shared/data/deberta-v3-tokenizer``.
-
-    Returns:
-        The directory holding ``spm.model`` and ``tokenizer.json``.
-
-    Raises:
-        FileNotFoundError: no candidate directory holds the files (a user's
-            clone has no ``../shared``); tests should skip on this.
-    """
-    candidates: list[Path] = []
-    env = os.environ.get(REAL_TOKENIZER_DIR_ENV)
-    if env:
-        candidates.append(Path(env))
-    repo_root = Path(__file__).resolve().parent.parent
-    candidates.append(repo_root.parent / "shared" / "data" / "deberta-v3-tokenizer")
-    candidates.append(Path("/work/shared/data/deberta-v3-tokenizer"))
-    for candidate in candidates:
-        if (candidate / "spm.model").is_file() and (candidate / "tokenizer.json").is_file():
-            return candidate
-    tried = ", ".join(str(path) for path in candidates)
-    raise FileNotFoundError(
-        f"real DeBERTa-v3 tokenizer files not found (tried {tried}); "
-        f"set ${REAL_TOKENIZER_DIR_ENV} to a directory with spm.model and tokenizer.json"
-    )
 
 
 def _check_labels(label_order: Sequence[str]) -> tuple[str, ...]:
@@ -226,8 +143,8 @@ def _write_tiny_unigram_tokenizer(output_dir: Path, *, max_length: int) -> int:
         "clean_up_tokenization_spaces": False,
         **special,
     }
-    _write_json(output_dir / "tokenizer_config.json", tokenizer_config)
-    _write_json(output_dir / "special_tokens_map.json", special)
+    common.write_json(output_dir / "tokenizer_config.json", tokenizer_config)
+    common.write_json(output_dir / "special_tokens_map.json", special)
     return len(vocab)
 
 
@@ -247,19 +164,6 @@ def _write_tiny_wordpiece_tokenizer(output_dir: Path, *, max_length: int) -> int
     tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True, model_max_length=max_length)
     tokenizer.save_pretrained(str(output_dir))
     return len(tokens)
-
-
-def _copy_real_tokenizer(output_dir: Path, *, tokenizer_json: bool) -> None:
-    source = real_tokenizer_dir()
-    for name in REAL_TOKENIZER_FILES:
-        if name == "tokenizer.json" and not tokenizer_json:
-            continue
-        if (source / name).is_file():
-            shutil.copyfile(source / name, output_dir / name)
-
-
-def _write_json(path: Path, payload: Any) -> None:
-    path.write_text(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _calibration_batch(
@@ -329,7 +233,7 @@ def build_tiny_model(
     *,
     seed: int = 0,
     architecture: Architecture = "deberta-v2",
-    label_order: tuple[str, str, str] = DEFAULT_LABEL_ORDER,
+    label_order: tuple[str, str, str] = common.DEFAULT_LABEL_ORDER,
     real_vocab: bool = False,
     tokenizer_json: bool = True,
 ) -> Path:
@@ -372,7 +276,7 @@ def build_tiny_model(
         ValueError: unknown ``architecture``, ``real_vocab`` with ``bert``, or
             ``label_order`` not three distinct strings.
         FileNotFoundError: ``real_vocab`` and the real tokenizer files are absent
-            (see :func:`real_tokenizer_dir`).
+            (see :func:`~export.testmodels.common.real_tokenizer_dir`).
         ImportError: torch or transformers is not installed (the ``export`` extra).
 
     Example:
@@ -394,7 +298,7 @@ def build_tiny_model(
 
     output_dir = Path(output_dir)
     if real_vocab:
-        real_tokenizer_dir()  # fail before creating anything when the files are absent
+        common.real_tokenizer_dir()  # fail before creating anything when the files are absent
     output_dir.mkdir(parents=True, exist_ok=True)
     id2label = {index: label for index, label in enumerate(labels)}
     label2id = {label: index for index, label in id2label.items()}
@@ -403,8 +307,8 @@ def build_tiny_model(
         from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
 
         if real_vocab:
-            _copy_real_tokenizer(output_dir, tokenizer_json=tokenizer_json)
-            vocab_size = _DEBERTA_V3_VOCAB_SIZE
+            common.copy_real_tokenizer(output_dir, tokenizer_json=tokenizer_json)
+            vocab_size = common.DEBERTA_V3_VOCAB_SIZE
         else:
             vocab_size = _write_tiny_unigram_tokenizer(output_dir, max_length=_TINY_MAX_POSITIONS)
         config = DebertaV2Config(
@@ -461,86 +365,5 @@ def build_tiny_model(
         calibration = _calibration_batch(output_dir, vocab_size, with_token_type_ids=True, seed=seed)
 
     _scale_classifier(model, model.classifier, calibration)
-    model.save_pretrained(str(output_dir), safe_serialization=True)
-    return output_dir
-
-
-def deberta_v3_base_config() -> Any:
-    """The exact ``DebertaV2Config`` of DeBERTa-v3-base as an NLI cross-encoder.
-
-    Values from ``cross-encoder/nli-deberta-v3-base``'s ``config.json``
-    (DESIGN.md "Test models"): hidden 768, 12 layers, 12 heads, intermediate
-    3072, vocab 128100, ``max_position_embeddings`` 512, relative attention
-    with 256 position buckets, ``pos_att_type`` p2c+c2p, ``norm_rel_ebd``
-    layer_norm, ``share_att_key``, ``type_vocab_size`` 0, no absolute position
-    input, ``id2label`` contradiction/entailment/neutral.
-
-    Raises:
-        ImportError: transformers is not installed.
-    """
-    from transformers import DebertaV2Config
-
-    id2label = dict(enumerate(DEFAULT_LABEL_ORDER))
-    return DebertaV2Config(
-        vocab_size=_DEBERTA_V3_VOCAB_SIZE,
-        hidden_size=768,
-        num_hidden_layers=12,
-        num_attention_heads=12,
-        intermediate_size=3072,
-        hidden_act="gelu",
-        hidden_dropout_prob=0.1,
-        attention_probs_dropout_prob=0.1,
-        max_position_embeddings=512,
-        type_vocab_size=0,
-        initializer_range=0.02,
-        layer_norm_eps=1e-7,
-        relative_attention=True,
-        max_relative_positions=-1,
-        position_buckets=256,
-        pos_att_type=["p2c", "c2p"],
-        norm_rel_ebd="layer_norm",
-        share_att_key=True,
-        position_biased_input=False,
-        pad_token_id=0,
-        pooler_hidden_size=768,
-        pooler_dropout=0,
-        pooler_hidden_act="gelu",
-        id2label=id2label,
-        label2id={label: index for index, label in id2label.items()},
-        **{RANDOM_WEIGHTS_CONFIG_KEY: True},
-    )
-
-
-def build_deberta_v3_base_random(output_dir: Path, seed: int = 0) -> Path:
-    """Build a randomly initialised model with the exact DeBERTa-v3-base configuration.
-
-    Configuration: :func:`deberta_v3_base_config`. The real DeBERTa-v3
-    tokenizer files are copied in. About 184M parameters (~740 MB of float32
-    safetensors); building takes a few seconds.
-
-    Its speed is the real model's speed; its outputs are random and must never
-    be reported as quality figures.
-
-    Args:
-        output_dir: directory to write (created).
-        seed: torch seed for the initialisation.
-
-    Returns:
-        ``output_dir``.
-
-    Raises:
-        FileNotFoundError: the real DeBERTa-v3 tokenizer files are absent.
-        ImportError: torch or transformers is not installed.
-    """
-    import torch
-    from transformers import DebertaV2ForSequenceClassification
-
-    real_tokenizer_dir()
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    _copy_real_tokenizer(output_dir, tokenizer_json=True)
-    torch.manual_seed(seed)
-    model = DebertaV2ForSequenceClassification(deberta_v3_base_config())
-    model.eval()
     model.save_pretrained(str(output_dir), safe_serialization=True)
     return output_dir

@@ -1,0 +1,215 @@
+"""Building the variants: write each file, gate it against ``golden.json``, record them all or none.
+
+Writes are atomic: a variant is written to a hidden temporary file in the
+directory, gated, renamed into place, and ``manifest.json`` is rewritten last
+(temporary file + ``os.replace``). A reader sees the old manifest or the new
+one. Do not run two builds on one directory at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Mapping, Optional, Sequence
+
+from verifier.manifest import FileRecord, Manifest, ParityReport, VariantRecord, sha256_file
+from verifier.session import create_session, session_options
+
+from ..errors import ExportError, ParityError
+from ..manifest import open_export_dir, verify_export_dir, write_manifest
+from ..recheck import compare_golden
+from .gates import (
+    DEFAULT_GATES,
+    VARIANT_FILES,
+    VARIANT_NAMES,
+    VariantGate,
+    VariantOptions,
+    VariantResult,
+    VariantsReport,
+)
+
+__all__ = ["variant_parity", "build_variants"]
+
+
+def variant_parity(model_dir: Path, onnx_file: str, *, manifest: Optional[Manifest] = None) -> ParityReport:
+    """Score ``golden.json`` with ``onnx_file`` (alone and batched) against the PyTorch float32 logits.
+
+    Args:
+        model_dir: an exported model directory.
+        onnx_file: the ONNX file (relative to ``model_dir``) to check.
+        manifest: the directory's verified manifest (verified here when ``None``).
+
+    Returns:
+        A :class:`~verifier.manifest.ParityReport` with ``passed=True`` and no
+        gate fields; :class:`~export.variants.VariantGate` judges it in
+        :func:`build_variants`.
+
+    Raises:
+        ManifestError: ``golden.json`` missing or malformed.
+        ExportError: onnxruntime cannot load or run the file.
+    """
+    model_dir = Path(model_dir)
+    manifest = manifest if manifest is not None else verify_export_dir(model_dir)
+    comparison, _ = compare_golden(model_dir, onnx_file, manifest)
+    return comparison.parity_report(passed=True)
+
+
+def _write_optimized(source: Path, target: Path, options: VariantOptions) -> None:
+    settings = session_options(graph_optimization_level=options.optimization_level, optimized_model_filepath=target)
+    create_session(source, settings, where=str(source), error=ExportError)  # writes ``target`` as it loads
+    if not target.is_file():
+        raise ExportError(f"onnxruntime did not write the optimised model {target}")
+
+
+def _write_int8(source: Path, target: Path, options: VariantOptions) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    op_types = ["MatMul", "Gather"] if options.quantize_embeddings else ["MatMul"]
+    weight_type = QuantType.QInt8 if options.int8_weight_type == "qint8" else QuantType.QUInt8
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # quantize_dynamic logs a pre-processing advisory on the root logger
+    try:
+        quantize_dynamic(
+            source,
+            target,
+            op_types_to_quantize=op_types,
+            per_channel=options.int8_per_channel,
+            weight_type=weight_type,
+            extra_options={"MatMulConstBOnly": True},
+        )
+    finally:
+        root.setLevel(level)
+
+
+def _build_file(name: str, source: Path, target: Path, options: VariantOptions) -> None:
+    try:
+        if name == "optimized":
+            _write_optimized(source, target, options)
+        else:
+            _write_int8(source, target, options)
+    except Exception as exc:  # onnxruntime / onnx raise assorted Exception subclasses
+        detail = str(exc) if isinstance(exc, ExportError) else f"{type(exc).__name__}: {exc}"
+        raise ExportError(f"building variant {name!r} from {source} failed: {detail}") from exc
+
+
+def _kept(model_dir: Path, manifest: Manifest, name: str, gate: VariantGate, started: float) -> Optional[VariantResult]:
+    """The recorded ``name`` as a ``"kept"`` result, when it is recorded (its file was verified with the rest)."""
+    record = manifest.variants.get(name)
+    if record is None or record.file not in manifest.files:
+        return None
+    return VariantResult(
+        name=name, file=record.file, status="kept", parity=record.parity, gate=gate,
+        size=(model_dir / record.file).stat().st_size, seconds=time.perf_counter() - started,
+    )
+
+
+def _record(
+    model_dir: Path, manifest: Manifest, source: Path, built: Sequence[tuple[VariantResult, Path]], options: VariantOptions
+) -> Manifest:
+    """Move the built files into place and rewrite the manifest with them (last)."""
+    files = dict(manifest.files)
+    variants = dict(manifest.variants)
+    for result, temporary in built:
+        final = model_dir / result.file
+        os.replace(temporary, final)
+        shutil.copymode(source, final)  # mkstemp made it 0600; match model.onnx
+        files[result.file] = FileRecord(sha256=sha256_file(final), size=final.stat().st_size)
+        variants[result.name] = VariantRecord(
+            file=result.file, description=options.describe(result.name), parity=result.parity
+        )
+    updated = Manifest.model_validate({**manifest.model_dump(), "files": files, "variants": variants})
+    write_manifest(model_dir, updated)
+    return updated
+
+
+def build_variants(
+    model_dir: Path,
+    names: Sequence[str] = VARIANT_NAMES,
+    *,
+    gates: Optional[Mapping[str, VariantGate]] = None,
+    options: VariantOptions = VariantOptions(),
+    overwrite: bool = False,
+) -> VariantsReport:
+    """Build ONNX variants into an exported model directory and record them in its manifest.
+
+    Args:
+        model_dir: a directory written by ``python -m export`` (it must verify,
+            :func:`export.manifest.open_export_dir`).
+        names: variants to build, from :data:`~export.variants.VARIANT_NAMES`.
+        gates: per-variant gates overriding :data:`~export.variants.DEFAULT_GATES`.
+        options: how the variants are made.
+        overwrite: rebuild a variant that is already recorded (default: keep a
+            recorded variant whose file still verifies; its recorded parity stands).
+
+    Returns:
+        A :class:`~export.variants.VariantsReport` (``manifest`` is the rewritten manifest).
+
+    Raises:
+        ExportError: an unknown variant name, or onnxruntime / quantisation failed.
+        ManifestError: ``model_dir`` does not verify against its manifest.
+        ParityError: a variant missed its gate; nothing was recorded, temporary
+            files were removed, the message lists every failure.
+
+    Example:
+        >>> report = build_variants(Path("models/tiny"), ["int8"])  # doctest: +SKIP
+        >>> report.manifest.variants["int8"].file  # doctest: +SKIP
+        'model.int8.onnx'
+    """
+    model_dir = Path(model_dir)
+    unknown = [name for name in names if name not in VARIANT_NAMES]
+    if unknown or not names:
+        raise ExportError(f"unknown variant(s) {unknown or list(names)}; choose from {list(VARIANT_NAMES)}")
+    wanted = [name for name in VARIANT_NAMES if name in names]
+    gate_of = {**DEFAULT_GATES, **(gates or {})}
+    opened = open_export_dir(model_dir)
+    manifest = opened.manifest
+    source = opened.model_path
+
+    results: list[VariantResult] = []
+    built: list[tuple[VariantResult, Path]] = []  # (result, its temporary file)
+    staged: list[Path] = []
+    try:
+        for name in wanted:
+            started = time.perf_counter()
+            gate = gate_of[name]
+            kept = None if overwrite else _kept(model_dir, manifest, name, gate, started)
+            if kept is not None:
+                results.append(kept)
+                continue
+            file = VARIANT_FILES[name]
+            handle, temporary_name = tempfile.mkstemp(prefix=f".{file}.partial-", dir=model_dir)
+            os.close(handle)
+            temporary = Path(temporary_name)
+            staged.append(temporary)
+            _build_file(name, source, temporary, options)
+            comparison, _ = compare_golden(model_dir, temporary.name, manifest)
+            failures = gate.failures(comparison)
+            result = VariantResult(
+                name=name, file=file, status="failed" if failures else "built", parity=gate.report(comparison),
+                gate=gate, failures=tuple(failures), size=temporary.stat().st_size,
+                seconds=time.perf_counter() - started,
+            )
+            results.append(result)
+            built.append((result, temporary))
+        failed = [result for result in results if result.failures]
+        if failed:
+            raise ParityError(
+                f"{len(failed)} variant(s) failed their parity gate against the PyTorch golden logits: "
+                + "; ".join(f"{r.name}: {', '.join(r.failures)}" for r in failed),
+                report="\n".join(result.summary() for result in results),
+            )
+        updated = _record(model_dir, manifest, source, built, options) if built else manifest
+    finally:
+        for temporary in staged:
+            temporary.unlink(missing_ok=True)
+    notes: tuple[str, ...] = ()
+    if opened.random_weights:
+        notes = ("(random-weights model: use these variants for speed figures only)",)
+    return VariantsReport(
+        model_dir=model_dir, results=tuple(results), manifest=updated, random_weights=opened.random_weights, notes=notes
+    )

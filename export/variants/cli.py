@@ -1,0 +1,121 @@
+"""Command-line wiring of the variants: the flags both commands share, and ``python -m export.variants``.
+
+:func:`add_variant_arguments` adds the ``variants`` flag group to a parser
+(``python -m export`` and ``python -m export.variants`` both use it);
+:func:`run_variants` is the one code path both commands take to build
+variants into a directory, print the summary, and turn a failure into one
+``<prog>: error:`` line and its exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..errors import ExportError, report_error
+from .gates import DEFAULT_GATES, VARIANT_NAMES, VariantGate, VariantOptions
+
+__all__ = ["add_variant_arguments", "variant_settings", "run_variants", "build_parser", "main"]
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from exc
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from exc
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
+    return value
+
+
+def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the variant flags (group ``variants``) to ``parser``; shared with ``python -m export``."""
+    group = parser.add_argument_group("variants")
+    group.add_argument(
+        "--variants", nargs="+", choices=VARIANT_NAMES, default=None, metavar="NAME",
+        help=f"extra ONNX variants to build, gated against the PyTorch golden logits ({', '.join(VARIANT_NAMES)})",
+    )
+    group.add_argument(
+        "--optimization-level", choices=("basic", "extended", "all"), default="extended",
+        help="onnxruntime level of the 'optimized' variant (default: extended, portable)",
+    )
+    group.add_argument("--int8-per-tensor", action="store_true", help="int8: one scale per weight matrix")
+    group.add_argument("--int8-quantize-embeddings", action="store_true", help="int8: also quantise the word embeddings")
+    group.add_argument("--int8-max-prob-diff", type=_positive, default=None, help="int8 gate: max |Δprob| (default 0.05)")
+    group.add_argument("--int8-max-logit-diff", type=_positive, default=None, help="int8 gate: max |Δlogit| (default 0.5)")
+    group.add_argument(
+        "--int8-min-argmax-agreement", type=_fraction, default=None, help="int8 gate: min argmax agreement (default 1.0)"
+    )
+    group.add_argument("--overwrite-variants", action="store_true", help="rebuild variants already recorded")
+
+
+def variant_settings(args: argparse.Namespace) -> tuple[dict[str, VariantGate], VariantOptions]:
+    """Gates and options from the flags of :func:`add_variant_arguments`."""
+    base = DEFAULT_GATES["int8"]
+    int8 = replace(
+        base,
+        max_prob_diff=args.int8_max_prob_diff if args.int8_max_prob_diff is not None else base.max_prob_diff,
+        max_abs_logit_diff=args.int8_max_logit_diff if args.int8_max_logit_diff is not None else base.max_abs_logit_diff,
+        min_argmax_agreement=(
+            args.int8_min_argmax_agreement if args.int8_min_argmax_agreement is not None else base.min_argmax_agreement
+        ),
+    )
+    options = VariantOptions(
+        optimization_level=args.optimization_level,
+        int8_per_channel=not args.int8_per_tensor,
+        quantize_embeddings=args.int8_quantize_embeddings,
+    )
+    return {"int8": int8}, options
+
+
+def run_variants(model_dir: Path, names: Sequence[str], args: argparse.Namespace, prog: str) -> int:
+    """Build ``names`` into ``model_dir`` with the flags of :func:`add_variant_arguments`; print the
+    summary, or one ``<prog>: error:`` line; return the exit status (shared by both commands)."""
+    from .build import build_variants
+
+    gates, options = variant_settings(args)
+    try:
+        report = build_variants(model_dir, names, gates=gates, options=options, overwrite=args.overwrite_variants)
+    except ExportError as exc:
+        return report_error(exc, prog)
+    for line in report.summary_lines():
+        print(line)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m export.variants`` parser."""
+    parser = argparse.ArgumentParser(
+        prog="python -m export.variants",
+        description=(
+            "Build gated ONNX variants (offline-optimised float32, dynamic int8) into an exported model directory "
+            "(the same as python -m export --output DIR --variants NAME...)."
+        ),
+    )
+    parser.add_argument("model_dir", type=Path, help="directory written by python -m export")
+    add_variant_arguments(parser)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``python -m export.variants DIR``; return the exit status (0, or the error's ``exit_code``).
+
+    Builds ``--variants`` (default: all of them) into ``DIR`` through
+    :func:`run_variants`, exactly as ``python -m export --output DIR --variants ...``
+    does for a directory that already holds an export.
+    """
+    args = build_parser().parse_args(argv)
+    return run_variants(args.model_dir, args.variants or VARIANT_NAMES, args, "export.variants")

@@ -1,0 +1,186 @@
+"""What a variant is, the gate it must pass, and the reports :func:`~export.variants.build_variants` returns.
+
+A :class:`VariantGate` judges a :class:`~verifier.golden.GoldenComparison`
+(the variant's logits against the PyTorch float32 golden logits, from
+:func:`export.recheck.compare_golden`) through
+:meth:`~verifier.golden.GoldenComparison.failures`, the same collector the
+runtime's golden re-check uses: every failure is listed before anyone decides.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Mapping, Optional
+
+from verifier.golden import GoldenComparison
+from verifier.manifest import Manifest, ParityReport
+
+__all__ = [
+    "VariantName",
+    "VARIANT_NAMES",
+    "VARIANT_FILES",
+    "VariantGate",
+    "DEFAULT_GATES",
+    "VariantOptions",
+    "VariantResult",
+    "VariantsReport",
+]
+
+VariantName = Literal["optimized", "int8"]
+#: Variants this package can build, in build order.
+VARIANT_NAMES: tuple[VariantName, ...] = ("optimized", "int8")
+#: File name of each variant inside the model directory.
+VARIANT_FILES: Mapping[str, str] = {"optimized": "model.optimized.onnx", "int8": "model.int8.onnx"}
+
+
+@dataclass(frozen=True)
+class VariantGate:
+    """The parity gate a variant must pass against the PyTorch float32 golden logits.
+
+    Attributes:
+        max_abs_logit_diff: largest allowed |Δlogit| over every golden pair, alone
+            and batched (``None``: not gated). Recorded as the report's ``atol``,
+            which the runtime's ``verify_golden`` re-checks.
+        max_prob_diff: largest allowed |Δprobability| after softmax (``None``: not
+            gated). Recorded as ``max_prob_diff_gate``.
+        min_argmax_agreement: smallest allowed fraction of golden pairs whose argmax
+            is the same in PyTorch, the variant alone and the variant batched.
+            (The runtime's ``verify_golden`` always requires 1.0.)
+
+    Raises:
+        ValueError: a bound that is negative, not finite, or an agreement outside [0, 1].
+    """
+
+    max_abs_logit_diff: Optional[float] = None
+    max_prob_diff: Optional[float] = None
+    min_argmax_agreement: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_abs_logit_diff", "max_prob_diff"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive finite number or None, got {value!r}")
+        if not 0.0 <= self.min_argmax_agreement <= 1.0:
+            raise ValueError(f"min_argmax_agreement must be in [0, 1], got {self.min_argmax_agreement!r}")
+
+    def failures(self, comparison: GoldenComparison) -> list[str]:
+        """Every way ``comparison`` misses this gate (empty when it passes): changed token
+        ids, non-finite logits, and each bound (:meth:`verifier.golden.GoldenComparison.failures`)."""
+        return comparison.failures(
+            atol=self.max_abs_logit_diff,
+            max_prob_diff=self.max_prob_diff,
+            min_argmax_agreement=self.min_argmax_agreement,
+        )
+
+    def report(self, comparison: GoldenComparison) -> ParityReport:
+        """The manifest's parity report of ``comparison`` judged by this gate (verdict and gate recorded)."""
+        return comparison.parity_report(
+            passed=not self.failures(comparison), atol=self.max_abs_logit_diff, max_prob_diff_gate=self.max_prob_diff
+        )
+
+
+#: Default gates. ``optimized`` is the same float32 arithmetic re-arranged: it
+#: must meet the float32 export gate (1e-4 logits, every argmax). ``int8``
+#: starts at 0.05 in probability and 0.5 in logits with every argmax equal;
+#: tighten or loosen them from the *real* model's report.
+DEFAULT_GATES: Mapping[str, VariantGate] = {
+    "optimized": VariantGate(max_abs_logit_diff=1e-4, max_prob_diff=None, min_argmax_agreement=1.0),
+    "int8": VariantGate(max_abs_logit_diff=0.5, max_prob_diff=0.05, min_argmax_agreement=1.0),
+}
+
+
+@dataclass(frozen=True)
+class VariantOptions:
+    """How the variants are made.
+
+    Attributes:
+        optimization_level: onnxruntime level for ``optimized``: ``"basic"``,
+            ``"extended"`` (default, portable) or ``"all"`` (hardware-specific).
+        int8_per_channel: per-output-channel weight scales for ``int8`` (more
+            accurate, same speed).
+        int8_weight_type: ``"qint8"`` (default; u8 x s8 kernels, VNNI on x86) or ``"quint8"``.
+        quantize_embeddings: also quantise the word-embedding Gather in ``int8``
+            (file ~4x smaller; embedding rows dequantised at run time).
+    """
+
+    optimization_level: Literal["basic", "extended", "all"] = "extended"
+    int8_per_channel: bool = True
+    int8_weight_type: Literal["qint8", "quint8"] = "qint8"
+    quantize_embeddings: bool = False
+
+    def describe(self, name: str) -> str:
+        """The manifest description of variant ``name`` made with these options."""
+        import onnxruntime
+
+        if name == "optimized":
+            return (
+                f"float32, onnxruntime {onnxruntime.__version__} offline graph optimisation "
+                f"(level {self.optimization_level}) of model.onnx"
+            )
+        embeddings = ", word-embedding Gather quantised" if self.quantize_embeddings else ""
+        scales = "per-channel" if self.int8_per_channel else "per-tensor"
+        return (
+            f"dynamic int8 (onnxruntime {onnxruntime.__version__} quantize_dynamic: MatMul weights "
+            f"{self.int8_weight_type} {scales}, constant-B MatMuls only{embeddings}) of model.onnx"
+        )
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """One variant after :func:`~export.variants.build_variants`.
+
+    Attributes:
+        name: ``"optimized"`` or ``"int8"``.
+        file: file name in the model directory.
+        status: ``"built"`` (new or rebuilt), ``"kept"`` (already recorded and
+            verified, left alone) or ``"failed"`` (gate missed; not recorded).
+        parity: the parity report against the PyTorch golden logits.
+        gate: the gate applied.
+        failures: how the gate was missed (empty unless failed).
+        size: file size in bytes.
+        seconds: time to build and check it.
+    """
+
+    name: str
+    file: str
+    status: Literal["built", "kept", "failed"]
+    parity: ParityReport
+    gate: VariantGate
+    failures: tuple[str, ...] = ()
+    size: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """One line for the CLI."""
+        p = self.parity
+        verdict = "PASS" if not self.failures else "FAIL: " + "; ".join(self.failures)
+        return (
+            f"{self.name} ({self.file}, {self.size / 1e6:.0f} MB, {self.status}): max |Δlogit| "
+            f"{p.max_abs_logit_diff:.3g}, max |Δprob| {p.max_abs_prob_diff:.3g}, argmax agreement "
+            f"{p.argmax_agreement:.1%} over {p.pairs} golden pairs -> {verdict}"
+        )
+
+
+@dataclass(frozen=True)
+class VariantsReport:
+    """What :func:`~export.variants.build_variants` did."""
+
+    model_dir: Path
+    results: tuple[VariantResult, ...]
+    manifest: Manifest
+    random_weights: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    def summary_lines(self) -> list[str]:
+        """Readable summary, random-weights warning first."""
+        lines = []
+        if self.random_weights:
+            lines.append(
+                "RANDOM WEIGHTS: these parity figures say nothing about int8 quality; judge int8 on the "
+                "real model's golden report"
+            )
+        lines.extend(result.summary() for result in self.results)
+        lines.extend(self.notes)
+        return lines
