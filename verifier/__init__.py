@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on first access
     from .bundle import BundleCandidate, ContextBundle
+    from .check import CheckReport, check_result
     from .decision import ClaimVerifier, EvidenceInput
     from .engine import OnnxScorer
     from .options import RuntimeOptions, default_model_dir
@@ -45,11 +46,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
     )
 
 __all__ = [
+    "__version__",
     "DEFAULT_MODEL",
     "DEFAULT_REVISION",
     "SCHEMA_VERSION",
     "SUPPORTED_SCHEMA_VERSIONS",
     "BundleCandidate",
+    "CheckReport",
     "ClaimEvidence",
     "ClaimRequest",
     "ClaimVerification",
@@ -69,6 +72,7 @@ __all__ = [
     "Scorer",
     "ScriptedScorer",
     "SourceType",
+    "check_result",
     "default_model_dir",
     "validate_scores",
 ]
@@ -78,6 +82,8 @@ __all__ = [
 _LAZY = {
     "BundleCandidate": "bundle",
     "ContextBundle": "bundle",
+    "CheckReport": "check",
+    "check_result": "check",
     "ClaimVerifier": "decision",
     "EvidenceInput": "decision",
     "OnnxScorer": "engine",
@@ -110,8 +116,21 @@ _LAZY = {
 }
 
 
+def _package_version() -> str:
+    """The installed distribution's version (``claim-verifier``), else the source tree's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("claim-verifier")
+    except metadata.PackageNotFoundError:  # a source tree on sys.path, not installed
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
     """Import a public name's submodule only when the name is first asked for."""
+    if name == "__version__":
+        globals()[name] = value = _package_version()
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'verifier' has no attribute {name!r}")

@@ -37,7 +37,7 @@ from typing import (
 
 import numpy as np
 
-from .manifest import Manifest
+from .identity import read_manifest_if_present, resolve, where
 from .options import RuntimeOptions
 from .procedure import Round, Running, Verification
 from .scoring import Scorer, validate_scores
@@ -103,13 +103,19 @@ class ClaimVerifier:
             :class:`ClaimVerificationConfig` ``()``.
         scorer: any :class:`verifier.scoring.Scorer`. Without one, the ONNX
             engine (:class:`verifier.engine.OnnxScorer`) for ``runtime`` is
-            created lazily, once, on the first verification that needs the model.
+            created lazily, once, on the first verification that needs the model;
+            its directory and the identity results name are resolved at
+            construction (:mod:`verifier.identity`): a manifest in the directory
+            supplies ``model`` and ``revision`` unless ``config`` sets them, in
+            which case they must match it.
         runtime: runtime settings (model directory, threads, providers,
-            schedule); never part of a digest.
+            schedule, limits); never part of a digest.
 
     Raises:
-        ClaimVerificationError: (from the verify methods) the model could not be
-            loaded or scored, or a scorer returned invalid scores. Never a status.
+        ClaimVerificationError: at construction, the directory's manifest is
+            unreadable or names another model or revision than ``config``; from
+            the verify methods, the model could not be loaded or scored, or a
+            scorer returned invalid scores. Never a status.
 
     Example:
         >>> from uuid import UUID
@@ -131,8 +137,13 @@ class ClaimVerifier:
         scorer: Optional[Scorer] = None,
         runtime: Optional[RuntimeOptions] = None,
     ) -> None:
-        self.config = config if config is not None else ClaimVerificationConfig()
-        self.runtime = runtime if runtime is not None else RuntimeOptions()
+        runtime = runtime if runtime is not None else RuntimeOptions()
+        if scorer is None:  # the ONNX engine: resolve its directory and identity now (verifier.identity)
+            resolved = resolve(config, runtime)
+            self.config, self.runtime = resolved.config, resolved.runtime
+        else:
+            self.config = config if config is not None else ClaimVerificationConfig()
+            self.runtime = runtime
         self._scorer: Optional[Scorer] = scorer
         self._scorer_lock = threading.Lock()
         self._stats_lock = threading.Lock()
@@ -169,35 +180,18 @@ class ClaimVerifier:
         """
         from pathlib import Path
 
-        from pydantic import ValidationError
-
         from .manifest import MANIFEST_NAME
-        from .messages import describe_validation_error
 
         directory = Path(model_dir)
-        path = directory / MANIFEST_NAME
-        if directory.exists() and not directory.is_dir():
-            raise ClaimVerificationError(f"model directory {directory} is not a directory")
-        if not path.is_file():
-            what = "not found" if not path.exists() else "is not a file"
+        if read_manifest_if_present(directory) is None:
             raise ClaimVerificationError(
-                f"{path} {what}: export a model there first "
+                f"{where(directory / MANIFEST_NAME)} not found: export a model there first "
                 "(`python -m export --model <hub id or local dir> --output <dir>`, or `python -m export --smoke`)"
             )
-        try:
-            manifest = Manifest.model_validate_json(path.read_bytes())
-        except ValidationError as exc:
-            field, message, _ = describe_validation_error(exc)
-            detail = f"field {field}: {message}" if field else message
-            raise ClaimVerificationError(f"{path} is not a valid manifest: {detail}") from exc
-        except OSError as exc:
-            raise ClaimVerificationError(f"cannot read {path}: {exc.strerror or exc}") from exc
         base = config if config is not None else ClaimVerificationConfig()
-        named = ClaimVerificationConfig.model_validate(
-            {**base.model_dump(), "model": manifest.model, "revision": manifest.revision}
-        )
+        unnamed = ClaimVerificationConfig.model_validate(base.model_dump(exclude={"model", "revision"}))
         options = (runtime if runtime is not None else RuntimeOptions()).model_copy(update={"model_dir": directory})
-        return cls(named, runtime=options)
+        return cls(unnamed, runtime=options)
 
     # ----------------------------------------------------------------- engine
 

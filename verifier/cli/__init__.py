@@ -6,6 +6,7 @@ Usage::
     python -m verifier verify --claim "The launch is Tuesday." \\
         --evidence "The launch moved to Wednesday." [--evidence "..."] [options]
     python -m verifier info [--model-dir DIR] [--verify-files] [--json]
+    python -m verifier check RESULTS.jsonl
 
 ``verify INPUT``
     Reads claims from ``INPUT`` (a path, or ``-`` for stdin) and writes one
@@ -35,6 +36,11 @@ Usage::
     given, and memory ids ``uuid5(CLI_EVIDENCE_NAMESPACE, text)`` of the
     stripped text (:func:`cli_memory_id`), so the same passage always has the
     same id and the result digests are reproducible.
+
+``check RESULTS``
+    Reads stored results back, recomputes every digest it can from each
+    record's own fields and reports any record whose status, groups, scores
+    or claim were edited after the fact (:mod:`verifier.cli.check`).
 
 ``info``
     The manifest of an exported model directory in readable form: model,
@@ -91,12 +97,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
+import sys
 import threading
 import typing
 from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 
-from . import info, verify
+from . import check, info, verify
 from .common import Context, Subcommand, SubcommandParser
 from .errors import (
     EXIT_FAILURE,
@@ -142,7 +150,7 @@ __all__ = [
 ]
 
 #: The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS: tuple[Subcommand, ...] = (verify, info)
+SUBCOMMANDS: tuple[Subcommand, ...] = (verify, info, check)
 
 #: Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode).
 add_verify_parser = verify.add_parser
@@ -154,12 +162,25 @@ run_verify = verify.run
 run_info = info.run
 
 
+def _prog() -> str:
+    """``python -m verifier`` when run as a module, else the name it was run by (``claim-verifier``)."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python -m verifier" if name in ("", "__main__.py", "-c") else name
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m verifier`` parser with every subcommand of :data:`SUBCOMMANDS`."""
     parser = argparse.ArgumentParser(
-        prog="python -m verifier",
+        prog=_prog(),
         description="Torch-free, auditable claim verification with a local NLI cross-encoder.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     # add_parser takes the plain action type; the parsers it makes are SubcommandParser.
     subparsers = typing.cast(
         "argparse._SubParsersAction[argparse.ArgumentParser]",

@@ -246,6 +246,8 @@ def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
         values["max_batch_tokens"] = args.max_batch_tokens
     if args.schedule is not None:
         values["schedule"] = args.schedule
+    if getattr(args, "variant", None) is not None:
+        values["variant"] = args.variant
     limits = {
         name: getattr(args, option)
         for name, option in _LIMIT_OPTIONS.items()

@@ -76,6 +76,7 @@ __all__ = [
     "LineTooLong",
     "read_requests",
     "read_input",
+    "open_lines",
     "report_invalid",
 ]
 
@@ -276,6 +277,28 @@ def read_requests(
             yield value
             continue
         yield _parse_row(number, value, config, "line", limits)
+
+
+def open_lines(source: str, limit: int) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of ``source`` (a path, or ``-`` for stdin), each line at most ``limit`` bytes.
+
+    Raises:
+        UsageError: the file does not exist, is a directory, cannot be read, is
+            not UTF-8, or has a longer line (:class:`LineTooLong`).
+    """
+    name = "<stdin>" if source == "-" else source
+    try:
+        if source == "-":
+            yield from _lines(getattr(sys.stdin, "buffer", sys.stdin), limit, name)
+            return
+        with open(source, "rb") as stream:
+            yield from _lines(stream, limit, name)
+    except FileNotFoundError:
+        raise UsageError(f"error: input file {source} does not exist") from None
+    except IsADirectoryError:
+        raise UsageError(f"error: input {source} is a directory; give a JSON Lines file") from None
+    except OSError as exc:
+        raise UsageError(f"error: cannot read {source}: {exc.strerror or exc}") from None
 
 
 def read_input(

@@ -103,7 +103,7 @@ def format_manifest(model_dir: Path, manifest: Manifest) -> str:
         ("model directory", str(model_dir)),
         ("model", manifest.model),
         ("requested revision", manifest.requested_revision or "-"),
-        ("resolved revision", manifest.resolved_revision or "-"),
+        ("resolved revision", manifest.resolved_revision or f"none recorded (results record {manifest.revision})"),
         ("source", manifest.source),
         ("random weights", "yes" if manifest.random_weights else "no"),
         ("model file", manifest.model_file),

@@ -116,6 +116,9 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="token budget of one padded batch, rows x padded length (default 8192)",
     )
     runtime.add_argument("--schedule", choices=("staged", "eager"), help="model work schedule (default staged)")
+    runtime.add_argument(
+        "--variant", metavar="NAME", help="ONNX variant recorded in the manifest, e.g. int8 or optimized (default: model.onnx)"
+    )
     add_limits(parser.add_argument_group("input limits (never digested)"))
     parser.set_defaults(func=run)
     return parser

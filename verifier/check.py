@@ -1,0 +1,184 @@
+"""Reading a stored result back and checking it: were its status, groups or scores edited after the fact?
+
+A :class:`~verifier.types.ClaimVerification` carries digests of itself
+(docs/audit.md). :func:`check_result` recomputes every digest it can from the
+record's own fields and reports each mismatch, plus any inconsistency between
+the status and the groups a genuine result could not have:
+
+* ``claim_sha256`` from ``claim``;
+* ``evaluation_id`` from the three input digests and ``schema_version``;
+* ``result_sha256`` from the decision fields (status, groups, bases, scores,
+  rechecks, limitations) and ``evaluation_id`` — an edited status, group or
+  score changes it;
+* ``configuration_sha256`` and ``evidence_sha256`` need the original inputs:
+  pass ``config`` and ``evidence`` to check them too.
+
+Results of schemas 1 and 2 were digested by formulas that did not bind the
+schema version; for them only ``claim_sha256`` and the structure are checked,
+and the report says the other digests were not recomputed.
+
+Digests prove that a record is internally consistent, not that it is
+genuine: anyone who edits a field and recomputes the digests produces a
+consistent record. Keep the records (or their ``result_sha256``) where they
+cannot be rewritten if that matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from pydantic import ValidationError
+
+from . import audit
+from .messages import describe_validation_error
+from .types import (
+    SCHEMA_VERSION,
+    ClaimEvidence,
+    ClaimVerification,
+    ClaimVerificationConfig,
+    ClaimVerificationStatus,
+)
+
+__all__ = ["CheckReport", "check_result", "parse_result"]
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What :func:`check_result` found.
+
+    Attributes:
+        problems: one readable sentence per mismatch or inconsistency (empty: the record checks out).
+        notes: what could not be checked and why (never a failure).
+    """
+
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """Whether no problem was found."""
+        return not self.problems
+
+
+def parse_result(record: Union[ClaimVerification, Mapping[str, Any], str, bytes]) -> ClaimVerification:
+    """A stored result as a :class:`ClaimVerification` (an instance, a mapping, or its JSON).
+
+    Raises:
+        ValueError: not a valid result record (the message names the field).
+    """
+    if isinstance(record, ClaimVerification):
+        return record
+    try:
+        if isinstance(record, (str, bytes)):
+            return ClaimVerification.model_validate_json(record)
+        return ClaimVerification.model_validate(record)
+    except ValidationError as exc:
+        where, message, count = describe_validation_error(exc)
+        more = f" (and {count - 1} more)" if count > 1 else ""
+        raise ValueError(f"not a result record: {'field ' + where + ': ' if where else ''}{message}{more}") from None
+
+
+def _structure(result: ClaimVerification) -> list[str]:
+    """Status, groups, bases and model fields that no genuine result combines."""
+    problems: list[str] = []
+    status = result.status
+    wants_support = status in (ClaimVerificationStatus.SUPPORTED, ClaimVerificationStatus.CONTESTED)
+    wants_refutation = status in (ClaimVerificationStatus.REFUTED, ClaimVerificationStatus.CONTESTED)
+    if bool(result.supporting_group) != wants_support:
+        problems.append(f"status {status.value} with {'a' if result.supporting_group else 'no'} supporting group")
+    if bool(result.refuting_group) != wants_refutation:
+        problems.append(f"status {status.value} with {'a' if result.refuting_group else 'no'} refuting group")
+    if result.schema_version >= 2:
+        if bool(result.supporting_basis) != bool(result.supporting_group):
+            problems.append("supporting_basis does not match supporting_group")
+        if bool(result.refuting_basis) != bool(result.refuting_group):
+            problems.append("refuting_basis does not match refuting_group")
+    scored = {score.memory_ids for score in result.group_scores}
+    rechecked = {item.memory_ids for item in result.localized_assessments}
+    if result.supporting_group and result.supporting_group not in scored | rechecked:
+        problems.append("supporting_group is not one of the scored groups")
+    if result.refuting_group and result.refuting_group not in scored:
+        problems.append("refuting_group is not one of the scored groups")
+    if result.model_called != bool(result.group_scores):
+        problems.append(f"model_called={result.model_called} but {len(result.group_scores)} group scores")
+    if not result.model_called and result.resolved_revision is not None:
+        problems.append("a resolved_revision without a model call")
+    if status is ClaimVerificationStatus.INCOMPLETE and result.model_called:
+        problems.append("status incomplete after a model call")
+    return problems
+
+
+def check_result(
+    record: Union[ClaimVerification, Mapping[str, Any], str, bytes],
+    *,
+    config: Optional[ClaimVerificationConfig] = None,
+    evidence: Optional[Sequence[ClaimEvidence]] = None,
+) -> CheckReport:
+    """Recompute the digests of a stored result from its own fields and check its structure.
+
+    Args:
+        record: the stored result (instance, mapping or JSON).
+        config: the decision configuration it was made with, to check
+            ``configuration_sha256`` (and ``model``/``requested_revision``).
+        evidence: the passages it was made with, in caller order, to check
+            ``evidence_sha256``.
+
+    Returns:
+        A :class:`CheckReport`; ``ok`` when nothing was edited that the digests cover.
+
+    Raises:
+        ValueError: ``record`` is not a valid result record.
+
+    Example:
+        >>> from verifier import ClaimVerifier, ScriptedScorer
+        >>> result = ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1))).verify_sync("x", [])
+        >>> check_result(result).ok, check_result(result.model_copy(update={"status": "supported"})).ok
+        (True, False)
+    """
+    result = parse_result(record)
+    problems = _structure(result)
+    notes: list[str] = []
+    if audit.claim_sha256(result.claim) != result.claim_sha256:
+        problems.append("claim_sha256 does not match claim (the claim was edited)")
+    if result.schema_version == SCHEMA_VERSION:
+        evaluation = audit.evaluation_id(
+            claim_digest=result.claim_sha256,
+            configuration_digest=result.configuration_sha256,
+            evidence_digest=result.evidence_sha256,
+            schema_version=result.schema_version,
+        )
+        if evaluation != result.evaluation_id:
+            problems.append("evaluation_id does not match the input digests (a digest or the schema version was edited)")
+        digest = audit.result_sha256(
+            evaluation=result.evaluation_id,
+            status=result.status.value,
+            supporting_group=result.supporting_group,
+            refuting_group=result.refuting_group,
+            supporting_basis=result.supporting_basis,
+            refuting_basis=result.refuting_basis,
+            group_scores=result.group_scores,
+            localized_assessments=result.localized_assessments,
+            limitations=result.limitations,
+        )
+        if digest != result.result_sha256:
+            problems.append("result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)")
+    else:
+        notes.append(
+            f"schema {result.schema_version}: evaluation_id and result_sha256 were made by an earlier formula "
+            "and were not recomputed"
+        )
+    if config is not None:
+        if audit.configuration_sha256(config) != result.configuration_sha256:
+            problems.append("configuration_sha256 does not match the given configuration")
+        if (config.model, config.revision) != (result.model, result.requested_revision):
+            problems.append("model or requested_revision differs from the given configuration")
+    else:
+        notes.append("configuration_sha256 not checked (pass the configuration)")
+    if evidence is not None:
+        if audit.evidence_sha256(list(evidence)) != result.evidence_sha256:
+            problems.append("evidence_sha256 does not match the given evidence")
+    else:
+        notes.append("evidence_sha256 not checked (pass the evidence)")
+    return CheckReport(problems=tuple(problems), notes=tuple(notes))
+
