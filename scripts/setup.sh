@@ -14,5 +14,7 @@ python3 -m venv .venv
 if [[ ",$extras," == *",export,"* || ",$extras," == *",bench,"* ]]; then
   .venv/bin/python -m pip install --quiet "torch==2.13.0"
 fi
-.venv/bin/python -m pip install --quiet -e ".[$extras]"
+# setuptools prints an advisory banner for every editable install (folders named
+# like the package may shadow it); it is noise here, so the build runs quiet.
+PYTHONWARNINGS=ignore .venv/bin/python -m pip install --quiet -e ".[$extras]"
 echo "installed into .venv with extras [$extras]"

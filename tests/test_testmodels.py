@@ -128,23 +128,17 @@ def test_bad_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> 
 
 
 def test_real_vocab_missing_raises_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from export.testmodels import common
+    from export.testmodels.common import REAL_TOKENIZER_DIR_ENV
 
-    monkeypatch.setattr(common, "real_tokenizer_dir", _raise_missing)
-    with pytest.raises(FileNotFoundError, match="real DeBERTa-v3 tokenizer files not found"):
+    monkeypatch.setenv(REAL_TOKENIZER_DIR_ENV, str(tmp_path / "empty"))
+    with pytest.raises(FileNotFoundError, match="real DeBERTa-v3 tokenizer files not found in"):
         build_tiny_model(tmp_path / "m", real_vocab=True)
     assert not (tmp_path / "m").exists()
 
 
-def _raise_missing() -> Path:
-    raise FileNotFoundError("real DeBERTa-v3 tokenizer files not found (tried nowhere)")
-
 
 def test_real_vocab_model(tmp_path: Path) -> None:
-    try:
-        real = real_tokenizer_dir()
-    except FileNotFoundError as exc:
-        pytest.skip(f"shared DeBERTa-v3 tokenizer files absent: {exc}")
+    real = real_tokenizer_dir()  # the repository's own copy: never skipped
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         path = build_tiny_model(tmp_path / "m", real_vocab=True)

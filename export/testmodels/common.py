@@ -16,6 +16,7 @@ __all__ = [
     "REAL_TOKENIZER_DIR_ENV",
     "REAL_TOKENIZER_FILES",
     "DEBERTA_V3_VOCAB_SIZE",
+    "VENDORED_TOKENIZER_DIR",
     "real_tokenizer_dir",
     "copy_real_tokenizer",
     "write_json",
@@ -27,8 +28,7 @@ DEFAULT_LABEL_ORDER: tuple[str, str, str] = ("contradiction", "entailment", "neu
 #: Environment variable overriding where the real DeBERTa-v3 tokenizer files live.
 REAL_TOKENIZER_DIR_ENV = "CLAIM_VERIFIER_DEBERTA_V3_TOKENIZER_DIR"
 
-#: Files of the real DeBERTa-v3 tokenizer copied into a model directory
-#: (shared/data/deberta-v3-tokenizer/README.md).
+#: Files of the real DeBERTa-v3 tokenizer copied into a model directory.
 REAL_TOKENIZER_FILES: tuple[str, ...] = (
     "spm.model",
     "tokenizer.json",
@@ -41,33 +41,29 @@ REAL_TOKENIZER_FILES: tuple[str, ...] = (
 DEBERTA_V3_VOCAB_SIZE = 128100
 
 
+#: The copy this repository carries (tests/data/deberta-v3-tokenizer/README.md: provenance, MIT licence).
+VENDORED_TOKENIZER_DIR = Path(__file__).resolve().parents[2] / "tests" / "data" / "deberta-v3-tokenizer"
+
+
 def real_tokenizer_dir() -> Path:
     """Locate the real DeBERTa-v3 tokenizer files.
 
-    Looks at ``$CLAIM_VERIFIER_DEBERTA_V3_TOKENIZER_DIR`` first, then
-    ``../shared/data/deberta-v3-tokenizer`` relative to the repository root, then
-    ``/work/shared/data/deberta-v3-tokenizer``.
+    ``$CLAIM_VERIFIER_DEBERTA_V3_TOKENIZER_DIR`` when set, else the copy this
+    repository carries (:data:`VENDORED_TOKENIZER_DIR`).
 
     Returns:
         The directory holding ``spm.model`` and ``tokenizer.json``.
 
     Raises:
-        FileNotFoundError: no candidate directory holds the files (a user's
-            clone has no ``../shared``); tests should skip on this.
+        FileNotFoundError: the directory lacks the files (an installed package
+            without the repository's ``tests/data``: set the variable).
     """
-    candidates: list[Path] = []
     env = os.environ.get(REAL_TOKENIZER_DIR_ENV)
-    if env:
-        candidates.append(Path(env))
-    repo_root = Path(__file__).resolve().parents[2]
-    candidates.append(repo_root.parent / "shared" / "data" / "deberta-v3-tokenizer")
-    candidates.append(Path("/work/shared/data/deberta-v3-tokenizer"))
-    for candidate in candidates:
-        if (candidate / "spm.model").is_file() and (candidate / "tokenizer.json").is_file():
-            return candidate
-    tried = ", ".join(str(path) for path in candidates)
+    candidate = Path(env) if env else VENDORED_TOKENIZER_DIR
+    if (candidate / "spm.model").is_file() and (candidate / "tokenizer.json").is_file():
+        return candidate
     raise FileNotFoundError(
-        f"real DeBERTa-v3 tokenizer files not found (tried {tried}); "
+        f"real DeBERTa-v3 tokenizer files not found in {candidate}; "
         f"set ${REAL_TOKENIZER_DIR_ENV} to a directory with spm.model and tokenizer.json"
     )
 
