@@ -10,11 +10,17 @@ Usage::
 and prints the markdown. It waits (up to ``--wait`` seconds) for the 1-minute
 load average to drop to ``--max-load`` before timing, and records the load.
 Progress goes to stderr.
+
+Before any work every command checks that what it needs is installed
+(:func:`bench.preflight.preflight`: the bench extra, and the export extra and
+tokenizer files while the model must still be built); if not, it prints one
+line saying what is missing and how to install it, and exits with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -51,7 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--reps-a", type=int, default=20)
     compare.add_argument("--reps-b", type=int, default=7)
     compare.add_argument("--reps-d", type=int, default=3)
-    compare.add_argument("--reps-c", type=int, default=1, help="passes over (c) per backend (default 1)")
     compare.add_argument(
         "--chunk-claims", type=int, default=50,
         help="claims per interleaved chunk of (c) (default 50: four chunks, ABBA order)",
@@ -60,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--no-variants", action="store_true", help="skip the int8 / optimized variants")
     compare.add_argument(
         "--span", action="store_true",
-        help="also time an export with span-sliced relative attention (export.fast_attention) and its int8",
+        help="also time an export with span-sliced relative attention (python -m export --attention span) and its int8",
     )
     compare.add_argument(
         "--quick", action="store_true", help="smoke run: 20 claims, few repetitions (figures are noisy)"
@@ -72,9 +77,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check(args: argparse.Namespace) -> Optional[str]:
+    """The up-front check of the parsed command (:func:`bench.preflight.preflight`)."""
+    from .model import bench_model
+    from .preflight import preflight
+
+    model = bench_model(args.models_root)
+    if args.command == "build":
+        return preflight("build", model, variants=("optimized", "int8"), span=args.span, rebuild=args.rebuild)
+    if args.command == "tune":
+        return preflight("tune", model, variants=("int8", "optimized"))
+    variants = () if args.no_variants else ("int8", "optimized")
+    return preflight("compare", model, variants=variants, span=args.span, torch_side=not args.no_torch)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run ``python -m bench``; return the exit status."""
+    """Run ``python -m bench``; return the exit status (2: something the command needs is missing)."""
     args = build_parser().parse_args(argv)
+    problem = _check(args)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     if args.command == "build":
         from .model import build_bench_model
 
@@ -95,21 +118,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         run, json_path, md_path = run_tune(settings, tune_claims=args.tune_claims)
     else:
         quick = args.quick
-        settings = CompareSettings(
-            **{
-                **settings.__dict__,
-                "claims": 20 if quick else args.claims,
-                "pair_share": args.pair_share,
-                "reps_a": 3 if quick else args.reps_a,
-                "reps_b": 2 if quick else args.reps_b,
-                "reps_d": 1 if quick else args.reps_d,
-                "reps_c": args.reps_c,
-                "reps_schedules": 2 if quick else 5,
-                "chunk_claims": 5 if quick else args.chunk_claims,
-                "skip_torch": args.no_torch,
-                "span": args.span,
-                "variants": () if args.no_variants else ("int8", "optimized"),
-            }
+        settings = dataclasses.replace(
+            settings,
+            claims=20 if quick else args.claims,
+            pair_share=args.pair_share,
+            reps_a=3 if quick else args.reps_a,
+            reps_b=2 if quick else args.reps_b,
+            reps_d=1 if quick else args.reps_d,
+            reps_schedules=2 if quick else 5,
+            chunk_claims=5 if quick else args.chunk_claims,
+            skip_torch=args.no_torch,
+            span=args.span,
+            variants=() if args.no_variants else ("int8", "optimized"),
         )
         run, json_path, md_path = run_compare(settings)
     print(md_path.read_text(encoding="utf-8"))

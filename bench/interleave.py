@@ -15,7 +15,9 @@ variants) are loaded in one process and take turns on the same pairs:
 
 Only one backend computes at a time, each with the same thread count. Cold
 start and peak RSS are *not* measured here (one process holds all models):
-``bench.worker --tasks rss`` measures them in a process per backend.
+``bench.worker --tasks rss`` measures them in a process per backend. The
+backends are :mod:`bench.backends`; the result is a
+:class:`bench.results.InterleaveResult`, written as JSON to ``--out``.
 
 Usage (normally started by ``python -m bench compare``)::
 
@@ -30,26 +32,23 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
-from .worker import (
-    _Backend,
-    _OnnxBackend,
-    _pct,
-    _schedules,
-    _time_stages,
-    _TorchBackend,
+from .backends import BACKEND_KEYS, Backend, OnnxBackend, load_backend
+from .measure import latency, schedules, time_stages
+from .proc import THREAD_ENV_VARS
+from .results import InterleaveResult, LatencyResult, ScheduleResult, ThroughputResult
+from .workloads import (
+    Pair,
+    Workload,
+    all_workloads,
+    mix_with_pair_share,
     workload_digest,
 )
-from .workloads import Pair, Workload, all_workloads, mix_with_pair_share
 
-__all__ = ["BACKEND_KEYS", "chunks", "main"]
-
-#: Backend keys: ``torch`` (CrossEncoder), ``onnx`` (float32 model.onnx), ``onnx-<variant>``;
-#: ``span`` / ``span-int8``: the same, exported with :func:`export.fast_attention.span_sliced_attention`.
-BACKEND_KEYS = ("torch", "onnx", "onnx-optimized", "onnx-int8", "span", "span-int8")
+__all__ = ["chunks", "build_parser", "main"]
 
 
 def chunks(workload: Workload, claims_per_chunk: int) -> list[Workload]:
@@ -61,62 +60,9 @@ def chunks(workload: Workload, claims_per_chunk: int) -> list[Workload]:
     ]
 
 
-def _load(key: str, args: argparse.Namespace) -> _Backend:
-    if key == "torch":
-        return _TorchBackend(Path(args.hf_dir), args.threads, args.torch_batch_size)
-    family, _, variant_name = key.partition("-")
-    variant = variant_name or None
-    directory = args.span_dir if family == "span" else args.onnx_dir
-    if directory is None:
-        raise SystemExit(f"backend {key} needs --span-dir")
-    return _OnnxBackend(
-        Path(directory),
-        variant=variant,
-        threads=args.threads,
-        max_batch_tokens=args.max_batch_tokens,
-        max_batch_size=args.max_batch_size,
-    )
-
-
-def _rotate(items: Sequence[str], by: int) -> list[str]:
-    shift = by % len(items)
-    return list(items[shift:]) + list(items[:shift])
-
-
-def _latency(backends: dict[str, _Backend], workload: Workload, reps: int, warmup: int) -> dict[str, Any]:
-    stages = workload.cases[0].stages()
-    keys = list(backends)
-    for key in keys:
-        for _ in range(warmup):
-            _time_stages(backends[key].score, stages)
-        backends[key].reset()
-    seconds: dict[str, list[float]] = {key: [] for key in keys}
-    loads: list[float] = []
-    outputs: dict[str, list[np.ndarray]] = {}
-    for rep in range(reps):
-        loads.append(os.getloadavg()[0])
-        for key in _rotate(keys, rep):
-            total, _, outputs[key] = _time_stages(backends[key].score, stages)
-            seconds[key].append(total)
-    return {
-        key: {
-            "reps": reps,
-            "warmup": warmup,
-            "seconds": seconds[key],
-            "p50": _pct(seconds[key], 50),
-            "p95": _pct(seconds[key], 95),
-            "mean": float(np.mean(seconds[key])),
-            "counters": backends[key].counters(),
-            "probabilities": np.concatenate(outputs[key], axis=0).tolist(),
-            "load_1m": loads,
-        }
-        for key in keys
-    }
-
-
 def _throughput(
-    backends: dict[str, _Backend], workload: Workload, claims_per_chunk: int, probs_dir: Optional[Path]
-) -> dict[str, Any]:
+    backends: dict[str, Backend], workload: Workload, claims_per_chunk: int, probs_dir: Optional[Path]
+) -> dict[str, ThroughputResult]:
     keys = list(backends)
     for backend in backends.values():
         backend.reset()
@@ -132,7 +78,7 @@ def _throughput(
         order = keys if index % 2 == 0 else list(reversed(keys))
         stages = part.stages()
         for key in order:
-            total, per_stage, outputs = _time_stages(backends[key].score, stages)
+            total, per_stage, outputs = time_stages(backends[key].score, stages)
             chunk_seconds[key].append(total)
             for number, value in enumerate(per_stage):
                 stage_seconds[key][number] += value
@@ -146,7 +92,7 @@ def _throughput(
             file=sys.stderr,
             flush=True,
         )
-    result: dict[str, Any] = {}
+    result: dict[str, ThroughputResult] = {}
     order_pairs = workload.pairs()
     for key in keys:
         probs_file = None
@@ -154,18 +100,18 @@ def _throughput(
             probs_file = probs_dir / f"{key}.npy"
             np.save(probs_file, np.stack([probabilities[key][pair] for pair in order_pairs]))
         seconds = float(sum(chunk_seconds[key]))
-        result[key] = {
-            "reps": 1,
-            "seconds": [seconds],
-            "stage_seconds": [stage_seconds[key]],
-            "chunk_seconds": chunk_seconds[key],
-            "median": seconds,
-            "counters": backends[key].counters(),
-            "probs_file": str(probs_file) if probs_file is not None else None,
-            "claims_per_chunk": claims_per_chunk,
-            "load_1m": loads,
-            "numpy_gflops_samples": ceiling,
-        }
+        result[key] = ThroughputResult(
+            reps=1,
+            seconds=[seconds],
+            stage_seconds=[stage_seconds[key]],
+            chunk_seconds=chunk_seconds[key],
+            median=seconds,
+            counters=backends[key].counters(),
+            probs_file=str(probs_file) if probs_file is not None else None,
+            claims_per_chunk=claims_per_chunk,
+            load_1m=loads,
+            numpy_gflops_samples=ceiling,
+        )
     return result
 
 
@@ -220,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Load every backend, run the interleaved measurements, write the JSON; 2 on a digest mismatch."""
     args = build_parser().parse_args(argv)
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    for name in THREAD_ENV_VARS:
         os.environ[name] = str(args.threads)
     keys = [key.strip() for key in args.backends.split(",") if key.strip()]
     unknown = [key for key in keys if key not in BACKEND_KEYS]
@@ -234,29 +180,42 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.digest is not None and digest != args.digest:
         print(f"workload digest {digest} != expected {args.digest}", file=sys.stderr)
         return 2
-    backends: dict[str, _Backend] = {}
+    backends: dict[str, Backend] = {}
     for key in keys:
         started = time.perf_counter()
-        backends[key] = _load(key, args)
+        try:
+            backends[key] = load_backend(
+                key, onnx_dir=Path(args.onnx_dir), hf_dir=Path(args.hf_dir),
+                span_dir=Path(args.span_dir) if args.span_dir else None, threads=args.threads,
+                max_batch_tokens=args.max_batch_tokens, max_batch_size=args.max_batch_size,
+                torch_batch_size=args.torch_batch_size,
+            )
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 2
         print(f"  loaded {key} in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
-    result: dict[str, Any] = {"backends": keys, "digest": digest, "threads": args.threads, "latency": {}}
+    timed: dict[str, dict[str, LatencyResult]] = {}
     if "latency" not in skip:
         for key, reps, warmup in (("a", args.reps_a, 2), ("b", args.reps_b, 1), ("d", args.reps_d, 1)):
-            result["latency"][key] = _latency(backends, workloads[key], reps, warmup)
+            timed[key] = latency(backends, workloads[key], reps, warmup)
             print(
-                f"  ({key}) p50: "
-                + ", ".join(f"{k} {v['p50'] * 1000:.0f} ms" for k, v in result["latency"][key].items()),
+                f"  ({key}) p50: " + ", ".join(f"{k} {v.p50 * 1000:.0f} ms" for k, v in timed[key].items()),
                 file=sys.stderr,
                 flush=True,
             )
+    throughput: Optional[dict[str, dict[str, ThroughputResult]]] = None
     if "throughput" not in skip:
         if args.probs_dir is not None:
             args.probs_dir.mkdir(parents=True, exist_ok=True)
-        result["throughput"] = {"c": _throughput(backends, workloads["c"], args.chunk_claims, args.probs_dir)}
+        throughput = {"c": _throughput(backends, workloads["c"], args.chunk_claims, args.probs_dir)}
     onnx = backends.get("onnx")
-    if "schedules" not in skip and isinstance(onnx, _OnnxBackend):
-        result["schedules"] = _schedules(onnx, workloads, reps=args.reps_schedules)
-    args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    found: Optional[dict[str, ScheduleResult]] = None
+    if "schedules" not in skip and isinstance(onnx, OnnxBackend):
+        found = schedules(onnx.scorer, workloads, reps=args.reps_schedules)
+    result = InterleaveResult(
+        backends=keys, digest=digest, threads=args.threads, latency=timed, throughput=throughput, schedules=found
+    )
+    args.out.write_text(json.dumps(result.to_json(), indent=1), encoding="utf-8")
     return 0
 
 

@@ -13,8 +13,8 @@ Layout under ``models/`` (git-ignored)::
 Each step runs only when its output is missing (or ``rebuild=True``), so the
 first ``python -m bench build`` takes a few minutes (build ~15 s, export with
 its PyTorch parity gate ~1-3 min, variants ~1-2 min on 2 cores) and later runs
-reuse it. Export and variants run as subprocesses so torch's memory never
-stays in the benchmark process.
+reuse it. Export and variants run as subprocesses (:func:`bench.proc.run_python`)
+so torch's memory never stays in the benchmark process.
 
 Its weights are random: its speed is the real model's speed (same shapes, same
 FLOPs), its outputs mean nothing.
@@ -25,19 +25,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .proc import REPO_ROOT, run_python
+
 __all__ = ["BENCH_MODEL_NAME", "BenchModel", "bench_model", "build_bench_model", "REPO_ROOT"]
 
 #: Directory name of the benchmark model under ``models/``.
 BENCH_MODEL_NAME = "bench-deberta-v3-base-random"
-#: Repository root (the parent of ``bench/``).
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -93,15 +92,17 @@ def bench_model(models_root: Optional[Path] = None) -> BenchModel:
     return BenchModel(root / BENCH_MODEL_NAME)
 
 
-def _run(command: Sequence[str], log: Callable[[str], None]) -> None:
-    log("$ " + " ".join(command))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    completed = subprocess.run(command, cwd=REPO_ROOT, env=env, text=True, capture_output=True)
-    for line in (completed.stdout + completed.stderr).splitlines():
-        log("  " + line)
-    if completed.returncode != 0:
-        raise RuntimeError(f"command failed with exit status {completed.returncode}: {' '.join(command)}")
+def _run(args: Sequence[str], log: Callable[[str], None]) -> None:
+    """``python ARGS`` (export or variants), its output logged; ``RuntimeError`` when it fails."""
+    log("$ python " + " ".join(args))
+    run_python(args, log=log)
+
+
+_RANDOM_INT8_GATE = (
+    # Random weights: logits near zero, so the int8 argmax/probability gates are
+    # meaningless here; record the report, gate only on the logit bound.
+    "--int8-min-argmax-agreement", "0", "--int8-max-prob-diff", "1.0",
+)
 
 
 def build_bench_model(
@@ -122,9 +123,9 @@ def build_bench_model(
             gate is relaxed to argmax agreement 0 and |Δprob| 1.0 because a random
             model's logits sit near zero; its parity report is recorded but
             means nothing about quality.
-        span: also export ``onnx-span/`` with the project's export function under
-            :func:`export.fast_attention.span_sliced_attention` (plus its int8 variant),
-            to measure that proposed export change side by side.
+        span: also export ``onnx-span/`` with span-sliced relative attention
+            (``python -m export --attention span``, behind the export's own parity
+            gate) plus its int8 variant, to measure that export side by side.
         rebuild: delete and rebuild everything.
         log: progress sink (default: stderr).
 
@@ -156,45 +157,14 @@ def build_bench_model(
         if model.onnx_dir.exists():  # a stale, unfinished directory
             shutil.rmtree(model.onnx_dir)
         log(f"exporting {model.hf_dir} -> {model.onnx_dir} with python -m export")
-        _run([sys.executable, "-m", "export", "--model", str(model.hf_dir), "--output", str(model.onnx_dir)], log)
+        _run(["-m", "export", "--model", str(model.hf_dir), "--output", str(model.onnx_dir)], log)
     missing = [name for name in variants if name not in model.variants()]
     if missing:
         log(f"building variants {missing} with python -m export.variants")
-        _run(
-            [
-                sys.executable, "-m", "export.variants", str(model.onnx_dir), "--variants", *missing,
-                # Random weights: logits near zero, so the int8 argmax/probability gates are
-                # meaningless here; record the report, gate only on the logit bound.
-                "--int8-min-argmax-agreement", "0", "--int8-max-prob-diff", "1.0",
-            ],
-            log,
-        )
+        _run(["-m", "export.variants", str(model.onnx_dir), "--variants", *missing, *_RANDOM_INT8_GATE], log)
     if span:
         _build_span(model, log)
     return model
-
-
-_SPAN_SCRIPT = """
-import sys, warnings
-warnings.simplefilter("ignore")
-from pathlib import Path
-import export.pipeline as pipeline
-from export.fast_attention import span_sliced_attention
-
-traced = pipeline.export_onnx
-
-
-def export_onnx_span(*args, **kwargs):
-    # Only the ONNX trace uses span-sliced attention; the parity gate's PyTorch
-    # reference runs the original transformers code.
-    with span_sliced_attention():
-        return traced(*args, **kwargs)
-
-
-pipeline.export_onnx = export_onnx_span
-report = pipeline.export_model(sys.argv[1], output=Path(sys.argv[2]))
-print("\\n".join(report.summary_lines()))
-"""
 
 
 def _build_span(model: BenchModel, log: Callable[[str], None]) -> None:
@@ -203,13 +173,10 @@ def _build_span(model: BenchModel, log: Callable[[str], None]) -> None:
         if model.span_dir.exists():
             shutil.rmtree(model.span_dir)
         log(f"exporting {model.hf_dir} -> {model.span_dir} with span-sliced attention")
-        _run([sys.executable, "-c", _SPAN_SCRIPT, str(model.hf_dir), str(model.span_dir)], log)
-    data = json.loads((model.span_dir / "manifest.json").read_text(encoding="utf-8"))
-    if "int8" not in data.get("variants", {}):
         _run(
-            [
-                sys.executable, "-m", "export.variants", str(model.span_dir), "--variants", "int8",
-                "--int8-min-argmax-agreement", "0", "--int8-max-prob-diff", "1.0",
-            ],
+            ["-m", "export", "--model", str(model.hf_dir), "--output", str(model.span_dir), "--attention", "span"],
             log,
         )
+    data = json.loads((model.span_dir / "manifest.json").read_text(encoding="utf-8"))
+    if "int8" not in data.get("variants", {}):
+        _run(["-m", "export.variants", str(model.span_dir), "--variants", "int8", *_RANDOM_INT8_GATE], log)

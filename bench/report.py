@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional
 
 __all__ = ["TARGETS", "compute_figures", "render_markdown", "render_tune_markdown"]
 
-#: Issue 6 targets (ratios on this machine, same run).
+#: The speed targets of bench/README.md ("Targets"; ratios on this machine, same run).
 TARGETS: Mapping[str, float] = {
     "float32_pairs_ratio_c": 2.0,
     "float32_ceiling_fraction": 0.75,
@@ -111,7 +111,7 @@ def _backend_figures(
 
 
 def compute_figures(run: Mapping[str, Any]) -> dict[str, Any]:
-    """Figures per backend, ratios against the CrossEncoder, and the issue-6 targets."""
+    """Figures per backend, ratios against the CrossEncoder, and the targets (:data:`TARGETS`)."""
     ceiling = max(run["numpy_before"]["ceiling_gflops"], run.get("numpy_after", {}).get("ceiling_gflops", 0.0))
     profile = run["workloads"]
     ort_samples = [
@@ -403,7 +403,7 @@ def render_markdown(run: Mapping[str, Any]) -> str:
             "1/3 and never reach the 0.8 thresholds, so the decision comparison is weak; the flag flips at thresholds "
             "placed inside the observed distribution are the stricter test.")
     add("")
-    add("## Targets (issue 6)")
+    add("## Targets")
     add("")
     add("| target | goal | measured | met |")
     add("|---|---|---:|---|")

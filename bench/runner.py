@@ -19,35 +19,41 @@ One run, one machine, same pairs, same threads:
    probabilities and decisions on workload (c).
 
 Results go to ``bench/results/<name>.json`` and ``bench/results/<name>.md``.
+Host facts and the inputs' profile come from :mod:`bench.facts`, agreement
+from :mod:`bench.agreement`; the children report typed results
+(:mod:`bench.results`), merged here into the run's JSON dict.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-import platform
-import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .flops import IMPLEMENTED, MINIMAL, total_flops
-from .model import REPO_ROOT, BenchModel, build_bench_model
-from .workloads import DEFAULT_CLAIMS, Workload, all_workloads, mix_with_pair_share
-from .worker import workload_digest
+from .agreement import agreement
+from .facts import host_facts, import_time, numpy_ceiling, token_profile, wait_for_quiet
+from .model import BenchModel, build_bench_model
+from .proc import REPO_ROOT, Log, python_env, run_python
+from .results import InterleaveResult, WorkerResult
+from .workloads import (
+    DEFAULT_CLAIMS,
+    Workload,
+    all_workloads,
+    mix_with_pair_share,
+    workload_digest,
+)
 
-__all__ = ["CompareSettings", "host_facts", "token_profile", "run_compare", "run_tune", "RESULTS_DIR"]
+__all__ = ["CompareSettings", "run_compare", "run_tune", "merge_backends", "RESULTS_DIR"]
 
 #: Where results are written (``*.json`` git-ignored; commit the markdown of the final run).
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
-
-Log = Callable[[str], None]
 
 
 def _stderr(line: str) -> None:
@@ -65,7 +71,6 @@ class CompareSettings:
     reps_a: int = 20
     reps_b: int = 7
     reps_d: int = 3
-    reps_c: int = 1
     reps_schedules: int = 5
     max_batch_tokens: int = 8192
     chunk_claims: int = 50
@@ -78,280 +83,41 @@ class CompareSettings:
     models_root: Optional[Path] = None
 
 
-# --------------------------------------------------------------------------- host and inputs
+# --------------------------------------------------------------------------- children
 
 
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    names = (
-        "numpy", "onnxruntime", "tokenizers", "torch", "transformers", "sentence-transformers",
-        "optimum-onnx", "onnx", "pydantic", "psutil",
-    )
-    versions = {"python": platform.python_version()}
-    for name in names:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "absent"
-    return versions
-
-
-def _lscpu() -> dict[str, str]:
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return {}
-    wanted = ("Architecture", "Model name", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
-              "Socket(s)", "L2 cache", "L3 cache", "Hypervisor vendor", "CPU family", "Model")
-    facts: dict[str, str] = {}
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() in wanted:
-            facts[key.strip()] = value.strip()
-        if key.strip() == "Flags":
-            flags = set(value.split())
-            facts["simd"] = " ".join(f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile") if f in flags)
-    return facts
-
-
-def _git() -> dict[str, Any]:
-    def run(*args: str) -> str:
-        try:
-            return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return ""
-
-    return {"commit": run("rev-parse", "HEAD"), "dirty": bool(run("status", "--porcelain", "--untracked-files=no"))}
-
-
-def host_facts() -> dict[str, Any]:
-    """Date, CPU, load average, versions and git state of this run."""
-    return {
-        "date_utc": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-        "date_local": subprocess.run(["date"], capture_output=True, text=True).stdout.strip(),
-        "platform": platform.platform(),
-        "cpu": _lscpu(),
-        "logical_cpus": os.cpu_count(),
-        "load_average": list(os.getloadavg()),
-        "versions": _versions(),
-        "git": _git(),
-    }
-
-
-def token_profile(model: BenchModel, workloads: Mapping[str, Workload]) -> dict[str, Any]:
-    """Per workload and stage: pairs, real tokens (export tokenizer, truncation at max length), FLOPs."""
-    from verifier.manifest import read_manifest
-    from verifier.tokenization import encode_pairs, load_tokenizer
-
-    manifest = read_manifest(model.onnx_dir)
-    tokenizer = load_tokenizer(model.onnx_dir / "tokenizer.json", max_length=manifest.max_length)
-    profile: dict[str, Any] = {}
-    for key, workload in workloads.items():
-        stages = []
-        for stage in workload.stages():
-            lengths = [len(encoding.ids) for encoding in encode_pairs(tokenizer, stage)]
-            stages.append(
-                {
-                    "pairs": len(stage),
-                    "real_tokens": int(sum(lengths)),
-                    "mean_tokens": float(np.mean(lengths)),
-                    "max_tokens": int(max(lengths)),
-                    "truncated": int(sum(length >= manifest.max_length for length in lengths)),
-                    "flops_minimal": total_flops(lengths, MINIMAL),
-                    "flops_implemented": total_flops(lengths, IMPLEMENTED),
-                }
-            )
-        profile[key] = {
-            "title": workload.title,
-            "claims": len(workload.cases),
-            "paths": workload.path_counts(),
-            "stages": stages,
-            "pairs": sum(s["pairs"] for s in stages),
-            "real_tokens": sum(s["real_tokens"] for s in stages),
-            "flops_minimal": sum(s["flops_minimal"] for s in stages),
-            "flops_implemented": sum(s["flops_implemented"] for s in stages),
-        }
-    return profile
-
-
-def _env(threads: int) -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        env[name] = str(threads)
-    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    return env
-
-
-def import_time(threads: int, runs: int = 5) -> dict[str, Any]:
-    """``import verifier`` (and ``import verifier.engine``) in fresh interpreters; median seconds, torch-free?"""
-    code = (
-        "import json, sys, time\n"
-        "t = time.perf_counter(); import verifier; a = time.perf_counter() - t\n"
-        "t = time.perf_counter(); import verifier.engine; b = time.perf_counter() - t\n"
-        "print(json.dumps({'verifier': a, 'engine': b, 'torch': 'torch' in sys.modules,"
-        " 'transformers': 'transformers' in sys.modules, 'onnxruntime': 'onnxruntime' in sys.modules}))\n"
-    )
-    rows = []
-    for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=_env(threads), capture_output=True, text=True)
-        if out.returncode == 0:
-            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    if not rows:
-        return {"error": "import failed"}
-    return {
-        "runs": len(rows),
-        "import_verifier_seconds": statistics.median(r["verifier"] for r in rows),
-        "import_verifier_engine_seconds": statistics.median(r["engine"] for r in rows),
-        "torch_imported": any(r["torch"] for r in rows),
-        "transformers_imported": any(r["transformers"] for r in rows),
-        "onnxruntime_imported_by_import_verifier_engine": any(r["onnxruntime"] for r in rows),
-    }
-
-
-def numpy_ceiling(threads: int) -> dict[str, Any]:
-    """numpy float32 matmul GFLOP/s in a subprocess with ``threads`` BLAS threads."""
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.flops", "--threads", str(threads)],
-        cwd=REPO_ROOT, env=_env(threads), capture_output=True, text=True, check=True,
-    )
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
-
-
-def wait_for_quiet(max_load: float, wait_seconds: float, log: Log) -> dict[str, Any]:
-    """Wait (up to ``wait_seconds``) until the 1-minute load average is at most ``max_load``."""
-    started = time.monotonic()
-    while True:
-        load = os.getloadavg()[0]
-        if load <= max_load:
-            return {"load_1m": load, "waited_seconds": time.monotonic() - started, "quiet": True}
-        if time.monotonic() - started >= wait_seconds:
-            log(f"load average {load:.2f} still above {max_load} after {wait_seconds:.0f} s; measuring anyway (flagged)")
-            return {"load_1m": load, "waited_seconds": time.monotonic() - started, "quiet": False}
-        log(f"load average {load:.2f} > {max_load}; waiting for a quieter machine ...")
-        time.sleep(30)
-
-
-def run_worker(args: Sequence[str], threads: int, log: Log) -> dict[str, Any]:
-    """Start ``python -m bench.worker ARGS`` and return its JSON (plus spawn time and load)."""
+def run_worker(args: Sequence[str], threads: int, log: Log) -> WorkerResult:
+    """Start ``python -m bench.worker ARGS`` and return its result, plus the spawn time and load seen here."""
     out_path = Path(args[list(args).index("--out") + 1])
     load_before = list(os.getloadavg())
     spawn = time.time()
     started = time.perf_counter()
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench.worker", *args], cwd=REPO_ROOT, env=_env(threads), text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    run_python(["-m", "bench.worker", *args], env=python_env(threads), log=log)
+    result = WorkerResult.from_json(json.loads(out_path.read_text(encoding="utf-8")))
+    cold = result.cold_start
+    return dataclasses.replace(
+        result,
+        spawn_wall=spawn,
+        wall_seconds=time.perf_counter() - started,
+        load_before=load_before,
+        load_after=list(os.getloadavg()),
+        cold_start=dataclasses.replace(cold, process_to_ready_seconds=cold.ready_wall - spawn) if cold else None,
     )
-    for line in completed.stdout.splitlines():
-        if "regex pattern" not in line and line.strip():
-            log("  " + line)
-    if completed.returncode != 0:
-        raise RuntimeError(f"worker {' '.join(args[:4])} failed with exit status {completed.returncode}")
-    result: dict[str, Any] = json.loads(out_path.read_text(encoding="utf-8"))
-    result["spawn_wall"] = spawn
-    result["wall_seconds"] = time.perf_counter() - started
-    result["load_before"] = load_before
-    result["load_after"] = list(os.getloadavg())
-    if "cold_start" in result:
-        result["cold_start"]["process_to_ready_seconds"] = result["cold_start"]["ready_wall"] - spawn
-    return result
-
-
-# --------------------------------------------------------------------------- agreement
-
-
-def agreement(workload: Workload, reference: np.ndarray, other: np.ndarray) -> dict[str, Any]:
-    """How far ``other``'s probabilities on workload c are from ``reference``'s, and whether decisions match.
-
-    * per pair: max |Δprob|, argmax agreement, and flips of the decision flags
-      ``entailment >= t`` / ``contradiction >= t`` at the configured 0.8 and at
-      thresholds placed where this model's probabilities actually lie (the
-      50th/90th/99th percentiles of the reference), a stress test for a
-      random model whose probabilities never reach 0.8;
-    * per claim: the full SPEC §3 decision replayed through
-      :class:`verifier.ClaimVerifier` on each side's recorded probabilities
-      (``max_group_size`` 1 for claims designed to stop at singles, so the
-      replay only asks for pairs that were scored), compared on status,
-      groups, bases and limitations.
-    """
-    from verifier import ClaimVerificationConfig, ClaimVerificationError, ClaimVerifier, RecordedScorer
-
-    pairs = workload.pairs()
-    diff = np.abs(reference - other)
-    flags: dict[str, Any] = {}
-    thresholds = {"config_0.8": 0.8}
-    for q in (50, 90, 99):
-        thresholds[f"ent_p{q}"] = float(np.percentile(reference[:, 0], q))
-        thresholds[f"con_p{q}"] = float(np.percentile(reference[:, 1], q))
-    for name, t in thresholds.items():
-        column = 1 if name.startswith("con") else 0
-        columns = (0, 1) if name.startswith("config") else (column,)
-        flips = sum(int(((reference[:, c] >= t) != (other[:, c] >= t)).sum()) for c in columns)
-        flags[name] = {"threshold": t, "flag_flips": flips}
-
-    def decisions(probs: np.ndarray) -> list[Any]:
-        records = {pair: row for pair, row in zip(pairs, probs.tolist())}
-        out: list[Any] = []
-        for case in workload.cases:
-            config = ClaimVerificationConfig(max_group_size=2 if case.needs_pairs else 1)
-            try:
-                result = ClaimVerifier(config, scorer=RecordedScorer(records)).verify_sync(case.claim, case.evidence())
-            except ClaimVerificationError:
-                out.append(None)
-                continue
-            out.append(
-                (
-                    result.status.value,
-                    tuple(str(m) for m in result.supporting_group),
-                    tuple(str(m) for m in result.refuting_group),
-                    result.supporting_basis,
-                    result.refuting_basis,
-                    tuple(result.limitations),
-                )
-            )
-        return out
-
-    left, right = decisions(reference), decisions(other)
-    statuses: dict[str, int] = {}
-    for item in left:
-        key = item[0] if item else "unreplayable"
-        statuses[key] = statuses.get(key, 0) + 1
-    return {
-        "pairs": len(pairs),
-        "max_abs_prob_diff": float(diff.max()),
-        "mean_abs_prob_diff": float(diff.mean()),
-        "argmax_agreement": float((reference.argmax(axis=1) == other.argmax(axis=1)).mean()),
-        "flags": flags,
-        "claims": len(left),
-        "identical_decisions": sum(1 for a, b in zip(left, right) if a is not None and a == b),
-        "unreplayable": sum(1 for a, b in zip(left, right) if a is None or b is None),
-        "reference_statuses": statuses,
-    }
-
-
-# --------------------------------------------------------------------------- runs
 
 
 def _worker_args(
     backend: str, model_dir: Path, out: Path, settings: CompareSettings, digest: str, *,
-    tasks: str, variant: Optional[str] = None, probs: Optional[Path] = None,
+    tasks: str, variant: Optional[str] = None,
 ) -> list[str]:
     args = [
         "--backend", backend, "--model-dir", str(model_dir), "--out", str(out), "--threads", str(settings.threads),
         "--tasks", tasks, "--claims", str(settings.claims), "--digest", digest,
-        "--reps-a", str(settings.reps_a), "--reps-b", str(settings.reps_b), "--reps-d", str(settings.reps_d),
-        "--reps-c", str(settings.reps_c), "--reps-schedules", str(settings.reps_schedules),
-        "--max-batch-tokens", str(settings.max_batch_tokens),
+        "--reps-schedules", str(settings.reps_schedules), "--max-batch-tokens", str(settings.max_batch_tokens),
     ]
     if settings.pair_share is not None:
         args += ["--pair-share", str(settings.pair_share)]
     if variant is not None:
         args += ["--variant", variant]
-    if probs is not None:
-        args += ["--probs", str(probs)]
     return args
 
 
@@ -365,8 +131,8 @@ def _run_interleave(
     log: Log,
     *,
     skip: str,
-) -> dict[str, Any]:
-    """Run :mod:`bench.interleave` over ``keys`` and return its JSON."""
+) -> InterleaveResult:
+    """Run :mod:`bench.interleave` over ``keys`` and return its result."""
     args = [
         "--onnx-dir", str(model.onnx_dir), "--hf-dir", str(model.hf_dir), "--backends", ",".join(keys),
         "--out", str(out), "--threads", str(settings.threads), "--claims", str(settings.claims), "--digest", digest,
@@ -382,20 +148,51 @@ def _run_interleave(
         args += ["--probs-dir", str(probs_dir)]
     if skip:
         args += ["--skip", skip]
-    load_before = list(os.getloadavg())
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench.interleave", *args], cwd=REPO_ROOT, env=_env(settings.threads), text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-    for line in completed.stdout.splitlines():
-        if "regex pattern" not in line and line.strip():
-            log("  " + line)
-    if completed.returncode != 0:
-        raise RuntimeError(f"bench.interleave failed with exit status {completed.returncode}")
-    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    result["load_before"] = load_before
-    result["load_after"] = list(os.getloadavg())
-    return result
+    run_python(["-m", "bench.interleave", *args], env=python_env(settings.threads), log=log)
+    return InterleaveResult.from_json(json.loads(out.read_text(encoding="utf-8")))
+
+
+def merge_backends(
+    workers: dict[str, WorkerResult], inter: InterleaveResult, extra: Optional[InterleaveResult], latency_only: Sequence[str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The run's ``backends`` JSON: each worker's result plus its interleaved latency, throughput and
+    (onnx) schedules; and the second-pass onnx latency of the ``extra`` run (latency-only variants)."""
+    latency = {work: dict(rows) for work, rows in inter.latency.items()}
+    if extra is not None:
+        for work, rows in extra.latency.items():
+            for key in latency_only:
+                latency[work][key] = rows[key]
+            latency[work]["onnx (second pass)"] = rows["onnx"]
+    backends: dict[str, dict[str, Any]] = {key: worker.to_json() for key, worker in workers.items()}
+    for key in inter.backends:
+        backends.setdefault(key, {"backend": "onnx", "variant": key})
+    throughput = (inter.throughput or {}).get("c", {})
+    for key, value in backends.items():
+        value["latency"] = {work: rows[key].to_json() for work, rows in latency.items() if key in rows}
+        if key in throughput:
+            value["throughput"] = {"c": throughput[key].to_json()}
+    if inter.schedules is not None:
+        backends["onnx"]["schedules"] = {name: row.to_json() for name, row in inter.schedules.items()}
+    second = {work: rows["onnx (second pass)"].to_json() if "onnx (second pass)" in rows else None for work, rows in latency.items()}
+    return backends, second
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _scratch(settings: CompareSettings) -> Path:
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    scratch = RESULTS_DIR / f".{settings.name}.work"
+    scratch.mkdir(parents=True, exist_ok=True)
+    return scratch
+
+
+def _write(run: dict[str, Any], name: str, markdown: str) -> tuple[Path, Path]:
+    json_path = RESULTS_DIR / f"{name}.json"
+    md_path = RESULTS_DIR / f"{name}.md"
+    json_path.write_text(json.dumps(run, indent=1, default=str), encoding="utf-8")
+    md_path.write_text(markdown, encoding="utf-8")
+    return json_path, md_path
 
 
 def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str, Any], Path, Path]:
@@ -403,20 +200,18 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
     from .report import compute_figures, render_markdown
 
     started = time.perf_counter()
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    scratch = RESULTS_DIR / f".{settings.name}.work"
-    scratch.mkdir(parents=True, exist_ok=True)
+    scratch = _scratch(settings)
     model = build_bench_model(settings.models_root, variants=settings.variants, span=settings.span, log=log)
     mix = mix_with_pair_share(settings.pair_share) if settings.pair_share is not None else None
     workloads = all_workloads(settings.claims, mix) if mix is not None else all_workloads(settings.claims)
     digest = workload_digest(workloads)
     profile = token_profile(model, workloads)
-    log(f"workloads: " + "; ".join(f"{k}: {v['pairs']} pairs, {v['real_tokens']} tokens" for k, v in profile.items()))
+    log("workloads: " + "; ".join(f"{k}: {v['pairs']} pairs, {v['real_tokens']} tokens" for k, v in profile.items()))
 
     quiet = wait_for_quiet(settings.max_load, settings.wait_seconds, log)
     run: dict[str, Any] = {
         "name": settings.name,
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in settings.__dict__.items()},
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(settings).items()},
         "host": host_facts(),
         "quiet_check": quiet,
         "model": {"hf_dir": str(model.hf_dir), "onnx_dir": str(model.onnx_dir), "variants": list(model.variants())},
@@ -431,13 +226,13 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
 
     keys = ["onnx"] + ([] if settings.skip_torch else ["torch"])
     keys += [f"onnx-{v}" for v in settings.variants if v in model.variants()]
-    backends: dict[str, Any] = {}
+    workers: dict[str, WorkerResult] = {}
     for key in keys:
         log(f"cold start and peak RSS: {key} in its own process ...")
         backend = "torch" if key == "torch" else "onnx"
         variant = None if key in ("torch", "onnx") else key.removeprefix("onnx-")
         directory = model.hf_dir if key == "torch" else model.onnx_dir
-        backends[key] = run_worker(
+        workers[key] = run_worker(
             _worker_args(backend, directory, scratch / f"{key}.json", settings, digest, tasks="rss", variant=variant),
             settings.threads, log,
         )
@@ -448,27 +243,14 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
     log(f"interleaved timing, one process: {', '.join(timed)} ...")
     probs_dir = scratch / "probs"
     inter = _run_interleave(model, settings, digest, timed, scratch / "interleave.json", probs_dir, log, skip="")
+    extra = None
     if latency_only:
         log(f"interleaved latency: {', '.join(['onnx', *latency_only])} ...")
         extra = _run_interleave(
             model, settings, digest, ["onnx", *latency_only], scratch / "interleave-latency.json", None, log,
             skip="throughput,schedules",
         )
-        for work, rows in extra["latency"].items():
-            for key in latency_only:
-                inter["latency"][work][key] = rows[key]
-            inter["latency"][work]["onnx (second pass)"] = rows["onnx"]
-    for key in inter["backends"]:
-        backends.setdefault(key, {"backend": "onnx", "variant": key})
-    for key, value in backends.items():
-        value["latency"] = {work: rows[key] for work, rows in inter["latency"].items() if key in rows}
-        if key in inter.get("throughput", {}).get("c", {}):
-            value["throughput"] = {"c": inter["throughput"]["c"][key]}
-    if "schedules" in inter:
-        backends["onnx"]["schedules"] = inter["schedules"]
-    run["interleave_second_pass_onnx"] = {
-        work: rows.get("onnx (second pass)") for work, rows in inter["latency"].items()
-    }
+    backends, run["interleave_second_pass_onnx"] = merge_backends(workers, inter, extra, latency_only)
     probs = {key: probs_dir / f"{key}.npy" for key in timed}
     log("numpy float32 matmul ceiling (again) ...")
     run["numpy_after"] = numpy_ceiling(settings.threads)
@@ -486,11 +268,7 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
     run["figures"] = compute_figures(run)
     run["total_seconds"] = time.perf_counter() - started
     run["load_average_end"] = list(os.getloadavg())
-
-    json_path = RESULTS_DIR / f"{settings.name}.json"
-    md_path = RESULTS_DIR / f"{settings.name}.md"
-    json_path.write_text(json.dumps(run, indent=1, default=str), encoding="utf-8")
-    md_path.write_text(render_markdown(run), encoding="utf-8")
+    json_path, md_path = _write(run, settings.name, render_markdown(run))
     return run, json_path, md_path
 
 
@@ -500,9 +278,7 @@ def run_tune(settings: CompareSettings, *, tune_claims: int = 40, log: Log = _st
     from .report import render_tune_markdown
 
     started = time.perf_counter()
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    scratch = RESULTS_DIR / f".{settings.name}.work"
-    scratch.mkdir(parents=True, exist_ok=True)
+    scratch = _scratch(settings)
     model = build_bench_model(settings.models_root, variants=settings.variants, log=log)
     workloads = all_workloads(settings.claims)
     digest = workload_digest(workloads)
@@ -512,13 +288,13 @@ def run_tune(settings: CompareSettings, *, tune_claims: int = 40, log: Log = _st
     run["subset_profile"] = token_profile(model, {"c": subset, "b": workloads["b"]})
     args = _worker_args("onnx", model.onnx_dir, scratch / "tune.json", settings, digest, tasks="tune")
     args += ["--tune-claims", str(tune_claims)]
-    run["tune"] = run_worker(args, settings.threads, log)["tune"]
+    tune = run_worker(args, settings.threads, log).tune
+    assert tune is not None, "bench.worker --tasks tune wrote no tune result"
+    run["tune"] = tune.to_json()
     args = _worker_args("onnx", model.onnx_dir, scratch / "schedules.json", settings, digest, tasks="schedules")
-    run["schedules"] = run_worker(args, settings.threads, log)["schedules"]
+    found = run_worker(args, settings.threads, log).schedules or {}
+    run["schedules"] = {name: row.to_json() for name, row in found.items()}
     run["total_seconds"] = time.perf_counter() - started
     run["load_average_end"] = list(os.getloadavg())
-    json_path = RESULTS_DIR / f"{settings.name}-tune.json"
-    md_path = RESULTS_DIR / f"{settings.name}-tune.md"
-    json_path.write_text(json.dumps(run, indent=1, default=str), encoding="utf-8")
-    md_path.write_text(render_tune_markdown(run), encoding="utf-8")
+    json_path, md_path = _write(run, f"{settings.name}-tune", render_tune_markdown(run))
     return run, json_path, md_path

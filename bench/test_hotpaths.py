@@ -1,7 +1,7 @@
 """pytest-benchmark suite for the engine's hot paths (``pytest bench/ --benchmark-only``).
 
 Not part of the main test suite (its ``testpaths`` is ``tests/``): these
-functions measure, they never assert on speed (STYLE §16). Each benchmark
+functions measure, they never assert on speed (bench/README.md). Each benchmark
 checks only that it computed something sensible, so a broken hot path fails
 loudly instead of timing nothing.
 
@@ -13,7 +13,7 @@ Hot paths:
 * one padded batch through onnxruntime: the tiny exported model (always) and the
   random DeBERTa-v3-base (when ``python -m bench build`` has run);
 * :class:`verifier.engine.OnnxScorer.score` end to end on the tiny model;
-* the guards on long passages (SPEC §4-5: modes, entailment and refutation
+* the guards on long passages (docs/decision.md §4-5: modes, entailment and refutation
   guards, exact negation, localisation) at ~2.5 kB and ~100 kB;
 * the decision layer (:class:`verifier.ClaimVerifier` ``verify_many_sync``) over
   200 claims with a scripted scorer: the pure-Python cost per claim.
@@ -147,7 +147,7 @@ def _long_text(target: int) -> str:
 
 @pytest.mark.parametrize("size", [2_500, 100_000], ids=["2.5kB", "100kB"])
 def test_guards_long_passage(benchmark: Any, size: int) -> None:
-    """Every guard of SPEC §4-5 on one long passage against a plain claim."""
+    """Every guard of docs/decision.md §4-5 on one long passage against a plain claim."""
     from verifier.guards import (
         PassageView,
         entailment_guard,

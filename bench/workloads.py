@@ -3,21 +3,24 @@
 The passages read like what an assistant's memory store holds about a
 software team -- decisions, schedules, roles, incidents, budgets, status
 notes -- and the claims are the short declarative statements a verifier is
-asked about. Everything is generated from a fixed seed with :mod:`random`, so
-every run (and every backend) sees byte-identical pairs.
+asked about (their templates: :mod:`bench.texts`). Everything is generated
+from a fixed seed with :mod:`random`, so every run (and every backend) sees
+byte-identical pairs (:func:`workload_digest` proves it across processes).
 
 Because the benchmark model has random weights, *which* groups the decision
 procedure scores cannot come from the model. Each :class:`ClaimCase` is
-therefore designed to take one path of SPEC §3 -- decided by a single passage,
-refuted by a single passage, supported only by a pair, or insufficient after
-all 28 pairs -- and carries the scripted probabilities that make the real
+therefore designed to take one path of the decision procedure
+(docs/decision.md §3) -- decided by a single passage, refuted by a single
+passage, supported only by a pair, or insufficient after all 28 pairs -- and
+carries the scripted probabilities that make the real
 decision layer take exactly that path (:meth:`ClaimCase.scripted_scores`).
 The scorer-level comparison sends each backend the pairs that path needs
 (:meth:`Workload.stages`); the schedule measurements run the real
 :class:`verifier.ClaimVerifier` with a scorer that does the real model work
-and then answers with the scripted probabilities (``bench.worker``).
+and then answers with the scripted probabilities
+(:class:`bench.measure.CostedScriptedScorer`).
 
-Workloads (DESIGN.md / issue 6):
+Workloads (bench/README.md, "What is measured"):
 
 * ``a`` -- one claim, 8 passages, decided by singles (8 pairs);
 * ``b`` -- one claim, 8 passages, needs all 28 pairs (8 + 28 pairs);
@@ -27,6 +30,7 @@ Workloads (DESIGN.md / issue 6):
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import random
 from dataclasses import dataclass, field
@@ -34,6 +38,8 @@ from typing import Any, Literal, Mapping, Optional, Sequence
 from uuid import UUID
 
 from verifier.guards import join_premise
+
+from .texts import DISTRACTORS, FACTS, LONG_EXTRA, PAIR_FACTS, REFUTABLE, slots
 
 __all__ = [
     "Pair",
@@ -54,12 +60,13 @@ __all__ = [
     "all_workloads",
     "mix_with_pair_share",
     "check_paths",
+    "workload_digest",
     "PASSAGES_PER_CLAIM",
 ]
 
 #: A (premise, hypothesis) pair; the hypothesis is always the claim.
 Pair = tuple[str, str]
-#: The decision path a case is designed to take (SPEC §3).
+#: The decision path a case is designed to take (docs/decision.md §3).
 Path = Literal["single-support", "single-refute", "pair-support", "insufficient"]
 
 #: Scripted (entailment, contradiction, neutral) of a passage or group that decides nothing.
@@ -86,188 +93,6 @@ DEFAULT_CLAIMS = 200
 #: Passages per claim in every workload.
 PASSAGES_PER_CLAIM = 8
 
-_PEOPLE = (
-    "Ravi", "Tessa", "Alice", "Nadia", "Marco", "Priya", "Jonas", "Mei", "Omar", "Lena",
-    "Sven", "Aiko", "Diego", "Farah", "Kwame", "Ingrid", "Tomas", "Yusuf", "Camille", "Hana",
-)
-_PROJECTS = (
-    "Atlas", "Borealis", "Cobalt", "Driftwood", "Ember", "Falcon", "Granite", "Harbor",
-    "Juniper", "Keystone", "Lumen", "Meridian", "Northwind", "Orchid", "Pylon", "Quartz",
-)
-_SYSTEMS = (
-    "ingestion pipeline", "billing service", "search index", "mobile app", "auth gateway",
-    "metrics dashboard", "notification service", "data warehouse", "release tooling",
-    "feature-flag service", "payments API", "customer portal",
-)
-_MIGRATIONS = (
-    ("Airflow", "Dagster"), ("Jenkins", "GitHub Actions"), ("MySQL", "Postgres"),
-    ("Elasticsearch", "OpenSearch"), ("Datadog", "Grafana"), ("RabbitMQ", "Kafka"),
-    ("Heroku", "Kubernetes"), ("Redis", "Valkey"), ("Terraform", "OpenTofu"),
-)
-_TOOLS = ("Linear", "Notion", "Confluence", "a shared Google Doc", "GitHub Discussions")
-_EVENTS = (
-    "launch", "design review", "security review", "retrospective", "beta release",
-    "migration cutover", "customer demo", "planning session", "load test",
-)
-_TEAMS = ("platform", "growth", "data", "infrastructure", "payments", "mobile")
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
-_MONTHS = (
-    "January", "February", "March", "April", "June", "July", "August", "September",
-    "October", "November", "December",
-)  # "May" is left out: SPEC §9 notes the literal guards read the modal "may" as a month.
-_TIMES = ("09:00", "09:30", "10:00", "11:15", "13:00", "14:00", "15:30", "16:45")
-_ROOMS = ("the Orion room", "the third-floor lab", "the Lisbon office", "the main video call", "room 4B")
-_CITIES = ("Berlin", "Lisbon", "Toronto", "Nairobi", "Osaka", "Austin", "Melbourne")
-
-
-def _slots(rng: random.Random) -> dict[str, str]:
-    """One random filling of every template slot."""
-    p1, p2 = rng.sample(_PEOPLE, 2)
-    old, new = rng.choice(_MIGRATIONS)
-    weekday, other_weekday = rng.sample(_WEEKDAYS, 2)
-    low = rng.randrange(80, 400, 5)
-    return {
-        "p1": p1,
-        "p2": p2,
-        "project": rng.choice(_PROJECTS),
-        "system": rng.choice(_SYSTEMS),
-        "old": old,
-        "new": new,
-        "tool": rng.choice(_TOOLS),
-        "event": rng.choice(_EVENTS),
-        "team": rng.choice(_TEAMS),
-        "weekday": weekday,
-        "other_weekday": other_weekday,
-        "month": rng.choice(_MONTHS),
-        "day": str(rng.randint(2, 28)),
-        "time": rng.choice(_TIMES),
-        "room": rng.choice(_ROOMS),
-        "city": rng.choice(_CITIES),
-        "pct": str(rng.randrange(20, 95, 5)),
-        "n": str(rng.randint(4, 45)),
-        "k": str(rng.randrange(40, 400, 10)),
-        "low": str(low),
-        "high": str(low + rng.randrange(60, 500, 10)),
-    }
-
-
-# Fact templates: (passage, claim it supports). Passages and claims are written
-# so the supporting passage passes the entailment guard (SPEC §4.4): no
-# speech-act mode the claim lacks, no negated clause.
-_FACTS: tuple[tuple[str, str], ...] = (
-    (
-        "{p1} owns the {system} for {project}; {p2} is the backup reviewer and covers on-call "
-        "handoffs while {p1} is travelling.",
-        "{p1} owns the {project} {system}.",
-    ),
-    (
-        "On {month} {day}, the {project} team moved the {system} from {old} to {new} after the {old} "
-        "workers kept timing out during nightly loads.",
-        "The {project} {system} runs on {new}.",
-    ),
-    (
-        "The {project} {event} is on {weekday}, {month} {day} at {time} UTC in {room}; {p1} will "
-        "present the rollout checklist.",
-        "The {project} {event} is on {weekday}.",
-    ),
-    (
-        "As of {month} {day}, the {project} migration is {pct} percent complete, and the remaining "
-        "work is the {system} cutover plus a final load test.",
-        "The {project} migration is {pct} percent complete.",
-    ),
-    (
-        "During the {weekday} deploy, the {system} returned 502 errors for about {n} minutes after a "
-        "config push, and {p1} rolled the change back within the hour.",
-        "{p1} rolled back the {system} change on {weekday}.",
-    ),
-    (
-        "The {project} budget for the {system} rewrite was approved at {k} thousand dollars, covering "
-        "two contractors through the end of {month}.",
-        "The {system} rewrite for {project} has an approved budget.",
-    ),
-    (
-        "{p1} is on call for the {system} during the week of {month} {day}, and {p2} takes over the "
-        "following Monday morning.",
-        "{p1} is on call for the {system} that week.",
-    ),
-    (
-        "After the index rebuild, p95 latency of the {system} dropped from {high} ms to {low} ms, and "
-        "error rates stayed below 0.1 percent for the whole week.",
-        "The {system} got faster after the index rebuild.",
-    ),
-)
-
-# Refutable facts: (passage, claim with a different weekday). The refutation
-# guard (SPEC §4.6) lets the scripted contradiction through because the claim
-# and the passage name different weekdays.
-_REFUTABLE: tuple[tuple[str, str], ...] = (
-    (
-        "The {project} {event} is on {weekday}, {month} {day} at {time} UTC in {room}; {p1} will "
-        "present the rollout checklist.",
-        "The {project} {event} is on {other_weekday}.",
-    ),
-    (
-        "During the {weekday} deploy, the {system} returned 502 errors for about {n} minutes after a "
-        "config push, and {p1} rolled the change back within the hour.",
-        "The {system} outage happened during the {other_weekday} deploy.",
-    ),
-)
-
-# Facts only a pair supports: (passage A, passage B, claim).
-_PAIR_FACTS: tuple[tuple[str, str, str], ...] = (
-    (
-        "{p1} leads the {project} project and chairs its weekly sync meeting.",
-        "The lead of the {project} project signs off on every {system} release before it ships.",
-        "{p1} signs off on {system} releases.",
-    ),
-    (
-        "{p1} moved to the {team} team in {month} after the reorganisation.",
-        "Everyone on the {team} team rotates through the {system} on-call, one week at a time.",
-        "{p1} rotates through the {system} on-call.",
-    ),
-    (
-        "The {project} {event} takes place in {city} this quarter.",
-        "{p2} attends every {project} {event} in person and takes the notes.",
-        "{p2} travels to {city} for the {project} {event}.",
-    ),
-)
-
-# Distractors: plausible memories about other things (some carry speech-act
-# modes; they are scripted neutral, so that only makes the guards work).
-_DISTRACTORS: tuple[str, ...] = (
-    "{p1} prefers written design docs over meetings and asked that every {project} proposal be "
-    "reviewed in {tool} first.",
-    "The {team} team sits on the third floor of the {city} office, next to the platform group.",
-    "{p2} wants the {project} dashboards moved to {new} before the end of {month}.",
-    "Standups for {project} start at {time} UTC; {p1} posts the agenda in the team channel the day before.",
-    "The {system} has a 99.9 percent availability target, measured monthly by the {team} team.",
-    "{p1} suggested splitting the {system} into two services, and the idea is still under discussion.",
-    "The {project} retro on {weekday} listed flaky integration tests and slow code review as the top issues.",
-    "Access to the {system} production database goes through a break-glass role owned by {p2}.",
-    "{p1} and {p2} pair on the {project} onboarding guide every {weekday} afternoon.",
-    "The {team} team tracks its work in {tool} and closes the sprint every second {weekday}.",
-    "Customer feedback on the {project} beta asked for offline mode and a simpler export flow.",
-    "The {project} style guide uses British spelling in user-facing text and ISO dates everywhere.",
-    "{p2} booked {room} for the {project} {event}; the invite went out on {month} {day}.",
-    "Invoices for the {system} vendor are paid on the first {weekday} of each month by the finance team.",
-    "The {project} release notes for version {n}.{pct} mention a new audit log and faster search.",
-    "{p1} is drafting a proposal to retire the {old} cluster once the {new} rollout is stable.",
-)
-
-_LONG_EXTRA: tuple[str, ...] = (
-    "The meeting opened with a review of the incident backlog, which has shrunk by a third since {month}.",
-    "{p2} walked through the capacity forecast for the {system}, including expected storage growth.",
-    "Several people raised the cost of the {old} licences, which renew at the end of the quarter.",
-    "The group agreed to keep the weekly sync at {time} UTC and to record it for the {city} office.",
-    "{p1} summarised the customer escalations from the last two weeks and their root causes.",
-    "The {team} team shared a draft of the new runbook for the {system} failover drill.",
-    "Action items were assigned in {tool}, with owners and due dates for each one.",
-    "There was a short discussion of hiring: two backend roles and one site reliability role are open.",
-    "The security team reminded everyone to rotate personal access tokens before the audit.",
-    "{p2} noted that the staging environment still lags production by two minor versions.",
-)
-
-
 @dataclass(frozen=True)
 class Passage:
     """One evidence passage (a memory) as sent to the verifier."""
@@ -288,7 +113,7 @@ class ClaimCase:
     Attributes:
         claim: the hypothesis.
         passages: the evidence in caller order (8 in every workload).
-        path: the designed SPEC §3 path.
+        path: the designed decision path (docs/decision.md §3).
         deciding: indices of the passage or pair that decides (empty when insufficient).
     """
 
@@ -317,7 +142,7 @@ class ClaimCase:
         return [(passage.text, self.claim) for passage in self.passages]
 
     def group_pairs(self) -> list[Pair]:
-        """(``[E1] a\\n[E2] b``, claim) for every 2-combination in caller order (SPEC §3.6)."""
+        """(``[E1] a\\n[E2] b``, claim) for every 2-combination in caller order (docs/decision.md §3)."""
         return [
             (join_premise([first.text, second.text]), self.claim)
             for first, second in itertools.combinations(self.passages, 2)
@@ -391,15 +216,15 @@ def _uuid(rng: random.Random) -> UUID:
     return UUID(int=rng.getrandbits(128), version=4)
 
 
-def _fill(template: str, slots: Mapping[str, str]) -> str:
-    return template.format(**slots)
+def _fill(template: str, values: Mapping[str, str]) -> str:
+    return template.format(**values)
 
 
 def _distractors(rng: random.Random, count: int, avoid: set[str]) -> list[str]:
     """``count`` distinct distractor passages not in ``avoid``."""
     found: list[str] = []
     while len(found) < count:
-        text = _fill(rng.choice(_DISTRACTORS), _slots(rng))
+        text = _fill(rng.choice(DISTRACTORS), slots(rng))
         if text not in avoid and text not in found:
             found.append(text)
     return found
@@ -413,10 +238,10 @@ def _long_passage(rng: random.Random, core: Optional[str], target_chars: int) ->
     others also draw on the distractors (speech acts included).
     """
     sentences: list[str] = []
-    pool = _LONG_EXTRA if core is not None else _LONG_EXTRA + _DISTRACTORS
+    pool = LONG_EXTRA if core is not None else LONG_EXTRA + DISTRACTORS
     while sum(len(s) + 1 for s in sentences) < target_chars:
         template = rng.choice(pool)
-        sentence = _fill(template, _slots(rng))
+        sentence = _fill(template, slots(rng))
         if sentence not in sentences:
             sentences.append(sentence)
     if core is not None:
@@ -426,27 +251,27 @@ def _long_passage(rng: random.Random, core: Optional[str], target_chars: int) ->
 
 def _case(rng: random.Random, path: Path, number: int, *, long_chars: Optional[int] = None) -> ClaimCase:
     """One claim case of ``path`` with 8 passages; references ``m<number>-<i>``."""
-    slots = _slots(rng)
+    filled = slots(rng)
     texts: list[Optional[str]] = [None] * PASSAGES_PER_CLAIM
     deciding: tuple[int, ...] = ()
     if path == "single-support":
-        passage, claim = rng.choice(_FACTS)
+        passage, claim = rng.choice(FACTS)
         deciding = (rng.randrange(PASSAGES_PER_CLAIM),)
-        texts[deciding[0]] = _fill(passage, slots)
+        texts[deciding[0]] = _fill(passage, filled)
     elif path == "single-refute":
-        passage, claim = rng.choice(_REFUTABLE)
+        passage, claim = rng.choice(REFUTABLE)
         deciding = (rng.randrange(PASSAGES_PER_CLAIM),)
-        texts[deciding[0]] = _fill(passage, slots)
+        texts[deciding[0]] = _fill(passage, filled)
     elif path == "pair-support":
-        first, second, claim = rng.choice(_PAIR_FACTS)
+        first, second, claim = rng.choice(PAIR_FACTS)
         deciding = tuple(sorted(rng.sample(range(PASSAGES_PER_CLAIM), 2)))
-        texts[deciding[0]] = _fill(first, slots)
-        texts[deciding[1]] = _fill(second, slots)
+        texts[deciding[0]] = _fill(first, filled)
+        texts[deciding[1]] = _fill(second, filled)
     else:  # insufficient: a related passage that does not settle the claim, plus distractors
-        passage, claim = rng.choice(_FACTS)
+        passage, claim = rng.choice(FACTS)
         claim = "{p2} approved the {project} {event} plan."
-        texts[rng.randrange(PASSAGES_PER_CLAIM)] = _fill(passage, slots)
-    claim_text = _fill(claim, slots)
+        texts[rng.randrange(PASSAGES_PER_CLAIM)] = _fill(passage, filled)
+    claim_text = _fill(claim, filled)
     if long_chars is not None:
         texts = [_long_passage(rng, text, long_chars) for text in texts]
     else:
@@ -563,3 +388,14 @@ def check_paths(workload: Workload, cases: Optional[Sequence[ClaimCase]] = None)
                 f"(expected {case.expected_status}), pairs scored: {used_pairs}; claim {case.claim!r}"
             )
     return problems
+
+
+def workload_digest(workloads: Mapping[str, Workload]) -> str:
+    """sha256 over every pair of every workload, in order (proves every side got the same pairs)."""
+    digest = hashlib.sha256()
+    for key in sorted(workloads):
+        for stage in workloads[key].stages():
+            for premise, hypothesis in stage:
+                digest.update(premise.encode("utf-8") + b"\x00" + hypothesis.encode("utf-8") + b"\x01")
+        digest.update(b"\x02")
+    return digest.hexdigest()

@@ -1,15 +1,19 @@
-"""The benchmark instrument's own correctness (no timing): workloads, FLOP formula, export variants.
+"""The benchmark instrument's own correctness (no timing): workloads, FLOP formula, export variants, plumbing.
 
-Speed is never asserted here (STYLE §16); these tests check that the
-instrument measures what it says: every workload case takes its designed
-SPEC §3 path through the real decision layer, the workloads are
-deterministic, the FLOP formula matches a hand count, and
-:func:`export.variants.build_variants` gates, records and fails closed.
+Speed is never asserted here (speed lives in bench/, see bench/README.md);
+these tests check that the instrument measures what it says: every workload
+case takes its designed path (docs/decision.md §3) through the real decision
+layer, the workloads are deterministic, the FLOP formula matches a hand
+count, :func:`export.variants.build_variants` gates, records and fails
+closed, and bench's own plumbing (typed results and their JSON, the
+subprocess helper, the up-front check, the OnnxScorer backend's public
+options) does what bench/README.md says.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -18,6 +22,7 @@ import numpy as np
 import pytest
 
 from bench.flops import HIDDEN, INTERMEDIATE, LAYERS, flops_per_sequence, total_flops
+from bench.measure import CostedScriptedScorer
 from bench.workloads import (
     PASSAGES_PER_CLAIM,
     all_workloads,
@@ -27,8 +32,8 @@ from bench.workloads import (
     workload_b,
     workload_c,
     workload_d,
+    workload_digest,
 )
-from bench.worker import CostedScriptedScorer, workload_digest
 
 
 class TestWorkloads:
@@ -153,8 +158,10 @@ class TestVariants:
         before = (variants_dir / "manifest.json").read_bytes()
         files = sorted(p.name for p in variants_dir.iterdir())
         impossible = VariantGate(max_abs_logit_diff=1e-12, max_prob_diff=None, min_argmax_agreement=1.0)
-        with pytest.raises(ParityError, match=re.escape("1 variant(s) failed their parity gate")):
+        with pytest.raises(ParityError, match=re.escape("1 variant(s) failed their parity gate")) as caught:
             build_variants(variants_dir, ["optimized", "int8"], gates={"int8": impossible})
+        # the same collector as every golden re-check: each bound missed, with its worst pair
+        assert re.search(r"int8: max \|Δlogit\| \S+ > atol 1e-12 \(worst: golden pair \d+\)", str(caught.value))
         assert (variants_dir / "manifest.json").read_bytes() == before
         assert sorted(p.name for p in variants_dir.iterdir()) == files
 
@@ -165,7 +172,7 @@ class TestVariants:
         with pytest.raises(ExportError, match=re.escape("unknown variant(s) ['fp16']")):
             build_variants(variants_dir, ["fp16"])
         (variants_dir / "config.json").write_text("{}", encoding="utf-8")
-        with pytest.raises(ManifestError, match="files do not match manifest.json"):
+        with pytest.raises(ManifestError, match=re.escape("does not match its manifest (tampered or incomplete")):
             build_variants(variants_dir, ["int8"])
 
     def test_cli(self, variants_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,6 +184,40 @@ class TestVariants:
         assert "int8 (model.int8.onnx" in out and "PASS" in out
         manifest = json.loads((variants_dir / "manifest.json").read_text(encoding="utf-8"))
         assert manifest["variants"]["int8"]["parity"]["max_prob_diff_gate"] == 0.9
+
+    def test_export_command_adds_variants_to_an_existing_export_of_any_model(
+        self, variants_dir: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """``python -m export --output DIR --variants ...`` (no --model) builds into DIR's export, a local
+        one here, and prints what ``python -m export.variants DIR`` prints."""
+        from export.__main__ import main as export_main
+        from export.variants import main as variants_main
+
+        loose = ["--int8-max-prob-diff", "1", "--int8-max-logit-diff", "5", "--int8-min-argmax-agreement", "0"]
+        assert export_main(["--output", str(variants_dir), "--variants", "int8", *loose]) == 0
+        out = capsys.readouterr().out
+        assert "int8 (model.int8.onnx" in out and "built" in out and "verified existing export" not in out
+        assert variants_main([str(variants_dir), "--variants", "int8", *loose]) == 0
+        assert capsys.readouterr().out == out.replace(", built)", ", kept)")
+
+    def test_variants_shim_runs_as_a_module(self, variants_dir: Path) -> None:
+        """bench/model.py runs ``python -m export.variants DIR --variants ...`` in a subprocess."""
+        import os
+        import subprocess
+        import sys
+
+        repo = Path(__file__).resolve().parent.parent
+        proc = subprocess.run(
+            [sys.executable, "-m", "export.variants", str(variants_dir), "--variants", "optimized"],
+            cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, text=True, timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "optimized (model.optimized.onnx" in proc.stdout and "PASS" in proc.stdout
+        missing = subprocess.run(
+            [sys.executable, "-m", "export.variants", str(variants_dir / "absent")],
+            cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, text=True, timeout=300,
+        )
+        assert missing.returncode == 4 and missing.stderr.startswith("export.variants: error: model directory ")
 
 
 # --------------------------------------------------------------------------- span-sliced attention
@@ -215,3 +256,141 @@ class TestSpanSlicedAttention:
         with span_sliced_attention():
             assert deberta.DisentangledSelfAttention.disentangled_attention_bias is patched_bias
         assert deberta.DisentangledSelfAttention.disentangled_attention_bias is original
+
+
+# --------------------------------------------------------------------------- plumbing: results, subprocesses, checks
+
+
+class TestBenchPlumbing:
+    """bench's own rooms: typed results keep the JSON shape, one subprocess helper, the up-front check."""
+
+    def test_worker_result_json_keeps_the_legacy_keys_and_round_trips(self) -> None:
+        from bench.results import ColdStart, RssResult, WorkerResult
+
+        result = WorkerResult(
+            backend="onnx", variant=None, threads=2, pid=1, digest="d", process_started_wall=1.0,
+            numpy_and_workloads_seconds=0.1,
+            cold_start=ColdStart(import_seconds=0.1, load_seconds=1.0, first_pair_seconds=0.01,
+                                 import_load_first_seconds=1.11, ready_wall=5.0),
+            rss=RssResult(after_load_bytes=1, peak_after_load_bytes=2, peak_bytes=3),
+            versions={"onnxruntime": "x"}, rss_probe={"b_seconds": 1.0, "d_seconds": 2.0},
+        )
+        data = json.loads(json.dumps(result.to_json()))
+        assert list(data) == [
+            "backend", "variant", "threads", "pid", "digest", "process_started_wall", "numpy_and_workloads_seconds",
+            "cold_start", "rss", "versions", "rss_probe",
+        ]
+        assert "process_to_ready_seconds" not in data["cold_start"] and data["variant"] is None
+        assert WorkerResult.from_json(data) == result
+
+    def test_run_python_runs_this_interpreter_in_the_repo_and_reports_failure(self) -> None:
+        from bench.proc import REPO_ROOT, python_env, run_python
+
+        lines: list[str] = []
+        out = run_python(["-c", "import os, sys; print(os.getcwd()); print(os.environ['OMP_NUM_THREADS'])"],
+                         env=python_env(3), log=lines.append)
+        assert out.stdout.split() == [str(REPO_ROOT), "3"] and lines == [f"  {REPO_ROOT}", "  3"]
+        assert python_env()["PYTHONPATH"].split(os.pathsep)[0] == str(REPO_ROOT)
+        with pytest.raises(RuntimeError, match=re.escape("python -c import sys; sys.exit(3) failed with exit status 3")):
+            run_python(["-c", "import sys; sys.exit(3)"])
+
+    def test_preflight_names_what_is_missing_in_one_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        import bench.preflight as preflight
+        from bench.__main__ import main
+
+        monkeypatch.setattr(preflight, "missing_modules", lambda modules: [name for _, name in modules])
+        assert main(["compare", "--models-root", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("python -m bench compare: missing psutil, sentence-transformers")
+        assert '.venv/bin/pip install -e ".[bench]"' in err and "torch" in err
+        assert main(["compare", "--no-torch", "--models-root", str(tmp_path)]) == 2
+        assert "sentence-transformers" not in capsys.readouterr().err.split("(the bench extra)")[0]
+        monkeypatch.setattr(preflight, "missing_modules", lambda modules: [])
+        monkeypatch.setattr("export.testmodels.real_tokenizer_dir", _no_tokenizer)
+        assert main(["build", "--models-root", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "python -m bench build: cannot build the benchmark model: no tokenizer" in err
+        assert not (tmp_path / "bench-deberta-v3-base-random").exists()
+
+    def test_worker_rejects_unknown_tasks(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        from bench.proc import THREAD_ENV_VARS
+        from bench.worker import main
+
+        for name in THREAD_ENV_VARS:
+            monkeypatch.setenv(name, "2")
+        args = ["--backend", "onnx", "--model-dir", str(tmp_path), "--out", str(tmp_path / "r.json")]
+        assert main([*args, "--tasks", "latency"]) == 2
+        assert not (tmp_path / "r.json").exists()
+
+
+def _no_tokenizer() -> Path:
+    raise FileNotFoundError("no tokenizer")
+
+
+@pytest.mark.export
+class TestBenchBackends:
+    """The OnnxScorer backend through public options only, and the children's JSON as the runner merges it."""
+
+    def test_onnx_backend_times_session_run_through_the_public_factory(self, tiny_model_dir: Path) -> None:
+        from bench.backends import OnnxBackend
+
+        pairs = workload_a().cases[0].single_pairs()
+        backend = OnnxBackend(
+            tiny_model_dir, variant=None, threads=1, max_batch_tokens=8192, max_batch_size=None,
+            session_config_entries={"session.intra_op.allow_spinning": "0"}, batch_overhead_tokens=0,
+        )
+        assert backend.score(pairs).shape == (8, 3)
+        counters = backend.counters()
+        assert counters["onnxruntime_run_seconds"] > 0 and counters["batches"] >= 1
+        backend.reset()
+        assert backend.counters()["onnxruntime_run_seconds"] == 0.0 and backend.counters()["batches"] == 0
+        few = OnnxBackend(tiny_model_dir, variant=None, threads=1, max_batch_tokens=8192, max_batch_size=None,
+                          batch_overhead_tokens=1e5)
+        few.score(pairs)
+        assert few.counters()["batches"] == 1 <= counters["batches"]
+
+    def test_worker_and_interleave_json_merge_into_the_run_shape(
+        self, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from bench.interleave import main as interleave
+        from bench.proc import THREAD_ENV_VARS
+        from bench.results import InterleaveResult, WorkerResult
+        from bench.runner import merge_backends
+        from bench.worker import main as worker
+
+        pytest.importorskip("psutil")
+        for name in THREAD_ENV_VARS:
+            monkeypatch.setenv(name, "1")
+        common = ["--threads", "1", "--claims", "4", "--reps-schedules", "1"]
+        out = tmp_path / "w.json"
+        assert worker(["--backend", "onnx", "--model-dir", str(tiny_model_dir), "--out", str(out),
+                       "--tasks", "rss", *common]) == 0
+        rss = WorkerResult.from_json(json.loads(out.read_text(encoding="utf-8")))
+        assert rss.cold_start is not None and rss.rss is not None and set(rss.rss_probe or {}) == {"b_seconds", "d_seconds"}
+        out = tmp_path / "i.json"
+        assert interleave(["--onnx-dir", str(tiny_model_dir), "--hf-dir", str(tmp_path), "--backends", "onnx",
+                           "--out", str(out), "--probs-dir", str(tmp_path / "probs"), "--chunk-claims", "2",
+                           "--reps-a", "1", "--reps-b", "1", "--reps-d", "1", *common]) == 0
+        inter = InterleaveResult.from_json(json.loads(out.read_text(encoding="utf-8")))
+        assert set(inter.latency) == {"a", "b", "d"} and inter.schedules is not None
+        assert np.load(tmp_path / "probs" / "onnx.npy").shape == (len(workload_c(4).pairs()), 3)
+        backends, second = merge_backends({"onnx": rss}, inter, None, [])
+        row = backends["onnx"]
+        assert list(row)[-3:] == ["latency", "throughput", "schedules"] and second == {"a": None, "b": None, "d": None}
+        assert set(row["latency"]["a"]) == {"reps", "warmup", "seconds", "p50", "p95", "mean", "counters",
+                                            "probabilities", "load_1m"}
+        assert len(row["throughput"]["c"]["chunk_seconds"]) == 2 and set(row["schedules"]) == {
+            "a/staged", "a/eager", "b/staged", "b/eager"}
+
+    def test_tune_sweep_runs_every_setting_through_public_options(self, tiny_model_dir: Path) -> None:
+        from bench.tune import run_tune_sweep, tune_settings
+
+        lines: list[str] = []
+        sweep = run_tune_sweep(tiny_model_dir, all_workloads(4), threads=1, tune_claims=2, reps_b=1, log=lines.append)
+        # The tiny export has no variants: the row that needs ``optimized`` is skipped.
+        assert [row.setting for row in sweep.rows] == [s for s in tune_settings() if "variant" not in s]
+        assert len(lines) == len(sweep.rows) and sweep.claims == 2
+        batches = {row.setting.get("batch_overhead_tokens"): row.counters["batches"] for row in sweep.rows}
+        assert batches[0] > batches[4096]  # the planner's batch cost reaches the engine
