@@ -4,7 +4,7 @@ This directory is outside the main suite's ``testpaths`` (``tests/``), so
 these benchmarks never run with the tests and never assert on speed.
 
 * ``real_tokenizer`` -- the real DeBERTa-v3 ``tokenizer.json`` configured by
-  :func:`verifier.tokenization.load_tokenizer` (skips without ``../shared``).
+  :func:`verifier.tokenization.load_tokenizer`.
 * ``tiny_onnx_dir`` -- the seeded tiny model exported once per session with
   the project's export (skips without torch).
 * ``bench_onnx_dir`` -- the cached random DeBERTa-v3-base export

@@ -33,19 +33,12 @@ __all__ = ["host_facts", "token_profile", "import_time", "numpy_ceiling", "wait_
 
 
 def _versions() -> dict[str, str]:
-    from importlib import metadata
+    from export.manifest import collect_versions
 
-    names = (
-        "numpy", "onnxruntime", "tokenizers", "torch", "transformers", "sentence-transformers",
-        "optimum-onnx", "onnx", "pydantic", "psutil",
+    return collect_versions(
+        ("numpy", "onnxruntime", "tokenizers", "torch", "transformers", "sentence-transformers",
+         "optimum-onnx", "onnx", "pydantic", "psutil")
     )
-    versions = {"python": platform.python_version()}
-    for name in names:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "absent"
-    return versions
 
 
 def _lscpu() -> dict[str, str]:

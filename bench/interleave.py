@@ -40,13 +40,7 @@ from .backends import BACKEND_KEYS, Backend, OnnxBackend, load_backend
 from .measure import latency, schedules, time_stages
 from .proc import THREAD_ENV_VARS
 from .results import InterleaveResult, LatencyResult, ScheduleResult, ThroughputResult
-from .workloads import (
-    Pair,
-    Workload,
-    all_workloads,
-    mix_with_pair_share,
-    workload_digest,
-)
+from .workloads import Pair, Workload, checked_workloads, workload_digest
 
 __all__ = ["chunks", "build_parser", "main"]
 
@@ -174,12 +168,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"unknown backend(s) {unknown}; choose from {list(BACKEND_KEYS)}", file=sys.stderr)
         return 2
     skip = {part.strip() for part in args.skip.split(",") if part.strip()}
-    mix = mix_with_pair_share(args.pair_share) if args.pair_share is not None else None
-    workloads = all_workloads(args.claims, mix) if mix is not None else all_workloads(args.claims)
-    digest = workload_digest(workloads)
-    if args.digest is not None and digest != args.digest:
-        print(f"workload digest {digest} != expected {args.digest}", file=sys.stderr)
+    workloads = checked_workloads(args.claims, args.pair_share, args.digest)
+    if isinstance(workloads, str):
+        print(workloads, file=sys.stderr)
         return 2
+    digest = workload_digest(workloads)
     backends: dict[str, Backend] = {}
     for key in keys:
         started = time.perf_counter()

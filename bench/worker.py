@@ -47,7 +47,7 @@ from .backends import Backend, OnnxBackend, TorchBackend  # noqa: E402
 from .measure import schedules, time_stages  # noqa: E402
 from .proc import THREAD_ENV_VARS  # noqa: E402
 from .results import ColdStart, RssResult, ScheduleResult, WorkerResult  # noqa: E402
-from .workloads import all_workloads, mix_with_pair_share, workload_digest  # noqa: E402
+from .workloads import checked_workloads, workload_digest  # noqa: E402
 
 __all__ = ["TASKS", "build_parser", "main"]
 
@@ -101,12 +101,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if unknown:
         print(f"unknown task(s) {unknown}; choose from {list(TASKS)}", file=sys.stderr)
         return 2
-    mix = mix_with_pair_share(args.pair_share) if args.pair_share is not None else None
-    workloads = all_workloads(args.claims, mix) if mix is not None else all_workloads(args.claims)
-    digest = workload_digest(workloads)
-    if args.digest is not None and digest != args.digest:
-        print(f"workload digest {digest} != expected {args.digest}", file=sys.stderr)
+    workloads = checked_workloads(args.claims, args.pair_share, args.digest)
+    if isinstance(workloads, str):
+        print(workloads, file=sys.stderr)
         return 2
+    digest = workload_digest(workloads)
     ready = time.perf_counter()
     result = WorkerResult(
         backend=args.backend,

@@ -42,6 +42,7 @@ from verifier.guards import join_premise
 from .texts import DISTRACTORS, FACTS, LONG_EXTRA, PAIR_FACTS, REFUTABLE, slots
 
 __all__ = [
+    "checked_workloads",
     "Pair",
     "Path",
     "NEUTRAL",
@@ -399,3 +400,17 @@ def workload_digest(workloads: Mapping[str, Workload]) -> str:
                 digest.update(premise.encode("utf-8") + b"\x00" + hypothesis.encode("utf-8") + b"\x01")
         digest.update(b"\x02")
     return digest.hexdigest()
+
+
+def checked_workloads(claims: int, pair_share: Optional[float], digest: Optional[str]) -> "dict[str, Workload] | str":
+    """The workloads for ``claims`` (and ``pair_share``), or an error line when their digest is not ``digest``.
+
+    Every process of one comparison rebuilds the workloads and checks this
+    digest, so all of them score byte-identical pairs.
+    """
+    mix = mix_with_pair_share(pair_share) if pair_share is not None else None
+    workloads = all_workloads(claims, mix) if mix is not None else all_workloads(claims)
+    found = workload_digest(workloads)
+    if digest is not None and found != digest:
+        return f"workload digest {found} != expected {digest}"
+    return workloads

@@ -25,37 +25,15 @@ Nothing is left half-written. There is deliberately no ``--trust-remote-code``.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
+
+from verifier.argtypes import int_range, positive_float
 
 __all__ = ["build_parser", "main"]
-
-
-def _int_in(low: int, high: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is not in [{low}, {high}]")
-        return value
-
-    return parse
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from exc
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,16 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
         "with --variants and no export flags, an existing export (of any model) to add the variants to",
     )
     export = parser.add_argument_group("export")
-    export.add_argument("--opset", type=_int_in(11, 30), default=None, help="ONNX opset (default: optimum's)")
+    export.add_argument("--opset", type=int_range(11, 30), default=None, help="ONNX opset (default: optimum's)")
     export.add_argument(
         "--max-length",
-        type=_int_in(8, 1 << 20),
+        type=int_range(8, 1 << 20),
         default=None,
         help="truncation length in tokens (default: the tokenizer's model_max_length, 512 for DeBERTa-v3)",
     )
     export.add_argument(
         "--atol",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         help="parity gate: max |logit difference| between PyTorch and onnxruntime (default: 1e-4)",
     )
@@ -118,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="attention in the exported graph: stock (transformers') or span (DeBERTa-v2/v3 span-sliced "
         "relative attention, same parity gate) (default: stock)",
     )
-    from .variants import add_variant_arguments  # argparse + numpy only; torch stays lazy
+    from .variants import (
+        add_variant_arguments,  # argparse + numpy only; torch stays lazy
+    )
 
     add_variant_arguments(parser)
     return parser

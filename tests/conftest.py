@@ -1,4 +1,4 @@
-"""Shared fixtures: seeded tiny models, built and exported once per session (STYLE §17).
+"""Shared fixtures: seeded tiny models, built and exported once per session.
 
 Hugging Face source directories (built by :mod:`export.testmodels`):
 

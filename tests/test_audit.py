@@ -1,4 +1,4 @@
-"""SPEC §6 digests, schema versions and JSON round-trips."""
+"""docs/audit.md digests, schema versions and JSON round-trips."""
 
 from __future__ import annotations
 

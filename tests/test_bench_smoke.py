@@ -113,6 +113,7 @@ def variants_dir(tiny_model_dir: Path, tmp_path: Path) -> Path:
 
 @pytest.mark.export
 class TestVariants:
+    @pytest.mark.slow
     def test_build_records_gated_variants_and_the_engine_loads_them(self, variants_dir: Path) -> None:
         from export.variants import VariantGate, build_variants
         from verifier.engine import OnnxScorer
@@ -150,6 +151,8 @@ class TestVariants:
         assert [r.status for r in report.results] == ["kept"]
         assert (variants_dir / "manifest.json").read_bytes() == before
 
+
+    @pytest.mark.slow
     def test_failed_gate_records_nothing(self, variants_dir: Path) -> None:
         """Fail closed: one variant missing its gate leaves the manifest and directory as they were."""
         from export.errors import ParityError
@@ -200,6 +203,8 @@ class TestVariants:
         assert variants_main([str(variants_dir), "--variants", "int8", *loose]) == 0
         assert capsys.readouterr().out == out.replace(", built)", ", kept)")
 
+
+    @pytest.mark.slow
     def test_variants_shim_runs_as_a_module(self, variants_dir: Path) -> None:
         """bench/model.py runs ``python -m export.variants DIR --variants ...`` in a subprocess."""
         import os
@@ -351,6 +356,8 @@ class TestBenchBackends:
         few.score(pairs)
         assert few.counters()["batches"] == 1 <= counters["batches"]
 
+
+    @pytest.mark.slow
     def test_worker_and_interleave_json_merge_into_the_run_shape(
         self, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -384,6 +391,8 @@ class TestBenchBackends:
         assert len(row["throughput"]["c"]["chunk_seconds"]) == 2 and set(row["schedules"]) == {
             "a/staged", "a/eager", "b/staged", "b/eager"}
 
+
+    @pytest.mark.slow
     def test_tune_sweep_runs_every_setting_through_public_options(self, tiny_model_dir: Path) -> None:
         from bench.tune import run_tune_sweep, tune_settings
 

@@ -1,4 +1,4 @@
-"""Packed context bundles (SPEC §7): the model, the citation rules and JSON round trips."""
+"""Packed context bundles (docs/decision.md §7): the model, the citation rules and JSON round trips."""
 
 from __future__ import annotations
 
@@ -202,7 +202,7 @@ def test_unknown_evidence_ref_on_empty_bundle() -> None:
 
 
 def test_evidence_refs_as_plain_string_is_a_value_error() -> None:
-    """Bad caller input is a ValueError naming the field (SPEC §2 style), not a TypeError."""
+    """Bad caller input is a ValueError naming the field (docs/decision.md §2), not a TypeError."""
     bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
     with pytest.raises(ValueError, match="evidence_refs must be a sequence of references, not a single string"):
         bundle_evidence(bundle, "M1")

@@ -1,4 +1,4 @@
-"""The command line (issue 5): in-process over a scripted scorer, and end to end on the tiny exported model."""
+"""The command line: in-process over a scripted scorer, and end to end on the tiny exported model."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §3 and every example of SPEC §8, over a scripted scorer that records the premises it was sent."""
+"""docs/decision.md §3 and every example of docs/decision.md §8, over a scripted scorer that records the premises it was sent."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of the torch-free ONNX scorer (issue 3): :mod:`verifier.engine`.
+"""Tests of the torch-free ONNX scorer: :mod:`verifier.engine`.
 
 Model tests run on the seeded tiny models exported once per session by
 ``tests/conftest.py`` (``tiny_model_dir``: DeBERTa-v2, labels
@@ -44,9 +44,9 @@ from verifier.types import ClaimVerificationError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-#: Probabilities must equal the PyTorch reference within this (issue 3).
+#: Probabilities must equal the PyTorch reference within this.
 TORCH_PROB_ATOL = 1e-5
-#: A pair scored alone, in a batch of 1 and in a mixed batch (issue 3).
+#: A pair scored alone, in a batch of 1 and in a mixed batch.
 BATCH_INVARIANCE_ATOL = 1e-6
 
 _WORDS = (

@@ -160,6 +160,9 @@ def test_reordered_labels_follow_id2label(tiny_reordered_model_dir: Path) -> Non
     assert golden["labels"] == ["entailment", "neutral", "contradiction"]
 
 
+
+
+@pytest.mark.slow
 def test_smoke_export_is_labelled_random(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--smoke builds the seeded tiny model and exports it, flagged as random weights everywhere."""
     target = tmp_path / "smoke"
@@ -202,6 +205,9 @@ def test_truncation_matches_transformers(tiny_model_dir: Path, tiny_source_dir: 
         assert len(encoding.ids) <= max_length
 
 
+
+
+@pytest.mark.slow
 def test_spm_model_is_converted_to_tokenizer_json(tmp_path: Path) -> None:
     """A revision without tokenizer.json: exported via transformers' spm.model conversion."""
     from export.testmodels import build_tiny_model, real_tokenizer_dir
@@ -292,6 +298,9 @@ def test_parity_result_collects_every_failure_then_decides_once() -> None:
     assert "pair  category" in caught.value.report
 
 
+
+
+@pytest.mark.slow
 def test_perturbed_onnx_fails_the_gate(tiny_source_dir: Path, tmp_path: Path) -> None:
     """A perturbed model.onnx: ParityError naming the worst pairs, no manifest, no directory left."""
     target = tmp_path / "exports" / "model"
@@ -452,6 +461,9 @@ def test_hub_id_without_revision_is_refused(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- CLI in a subprocess
 
 
+
+
+@pytest.mark.slow
 def test_cli_exports_a_local_directory(tiny_source_dir: Path, tmp_path: Path) -> None:
     target = tmp_path / "exported"
     proc = run_export_cli("--model", str(tiny_source_dir), "--output", str(target))
@@ -543,6 +555,9 @@ def _fake_hub_cache(hf_home: Path, repo_id: str, source: Path, commit: str) -> N
     (repo_dir / "refs" / "main").write_text(commit, encoding="utf-8")
 
 
+
+
+@pytest.mark.slow
 def test_cli_hub_id_from_offline_cache(tiny_source_dir: Path, tmp_path: Path) -> None:
     """Hub download honours HF_HOME and HF_HUB_OFFLINE, records the resolved commit, default output."""
     commit = "0123456789abcdef0123456789abcdef01234567"
@@ -735,6 +750,9 @@ def test_hub_revision_rule() -> None:
         plan_source("./no/such/dir", None)
 
 
+
+
+@pytest.mark.slow
 def test_span_attention_export_passes_the_same_gate(tiny_source_dir: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
     """attention="span" traces DeBERTa with span-sliced relative attention; the stock PyTorch gate still decides."""
     report = export_model(str(tiny_source_dir), output=tmp_path / "span", attention="span")

@@ -1,4 +1,4 @@
-"""Table tests for the pure guard functions of SPEC §4–5."""
+"""Table tests for the pure guard functions of docs/decision.md §4–5."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_typed_compatibility(
     [
         ("Ravi no longer owns ingestion; Tessa owns it.", ["Ravi no longer owns ingestion"]),
         ("It is done. It isn't shipped!", [" It isn't shipped"]),
-        ("He can\u2019t come.", []),  # curly apostrophe: the literal reference policy misses it (SPEC §4.4)
+        ("He can\u2019t come.", []),  # curly apostrophe: the literal reference policy misses it (docs/decision.md §4.4)
         ("Nothing, notably.", []),
         ("We cannot, and won't.", ["We cannot, and won't"]),
         ("Never again", ["Never again"]),
@@ -130,7 +130,7 @@ def test_concrete_values_and_conflicts() -> None:
         "month": {"may"},
     }
     assert values_conflict("The launch is Tuesday.", "The launch is Wednesday.")
-    assert values_conflict("The launch is Tuesday.", "Not Tuesday; it is Wednesday.")  # superset counts (SPEC §9)
+    assert values_conflict("The launch is Tuesday.", "Not Tuesday; it is Wednesday.")  # superset counts (docs/decision.md §9)
     assert not values_conflict("The launch is Tuesday.", "The launch is TUESDAY.")
     assert not values_conflict("Release 4 was deployed.", "[E1] notes")  # labels are never passed in
     assert not values_conflict("Release 4 was deployed.", "Nothing numeric here.")

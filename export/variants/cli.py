@@ -10,35 +10,16 @@ variants into a directory, print the summary, and turn a failure into one
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence
+
+from verifier.argtypes import float_range, positive_float
 
 from ..errors import ExportError, report_error
 from .gates import DEFAULT_GATES, VARIANT_NAMES, VariantGate, VariantOptions
 
 __all__ = ["add_variant_arguments", "variant_settings", "run_variants", "build_parser", "main"]
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from exc
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from exc
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
-    return value
 
 
 def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,10 +35,10 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--int8-per-tensor", action="store_true", help="int8: one scale per weight matrix")
     group.add_argument("--int8-quantize-embeddings", action="store_true", help="int8: also quantise the word embeddings")
-    group.add_argument("--int8-max-prob-diff", type=_positive, default=None, help="int8 gate: max |Δprob| (default 0.05)")
-    group.add_argument("--int8-max-logit-diff", type=_positive, default=None, help="int8 gate: max |Δlogit| (default 0.5)")
+    group.add_argument("--int8-max-prob-diff", type=positive_float, default=None, help="int8 gate: max |Δprob| (default 0.05)")
+    group.add_argument("--int8-max-logit-diff", type=positive_float, default=None, help="int8 gate: max |Δlogit| (default 0.5)")
     group.add_argument(
-        "--int8-min-argmax-agreement", type=_fraction, default=None, help="int8 gate: min argmax agreement (default 1.0)"
+        "--int8-min-argmax-agreement", type=float_range(0.0, 1.0), default=None, help="int8 gate: min argmax agreement (default 1.0)"
     )
     group.add_argument("--overwrite-variants", action="store_true", help="rebuild variants already recorded")
 

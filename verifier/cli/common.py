@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
 
 from pydantic import ValidationError
 
+from ..argtypes import float_range, int_range
 from ..manifest import MANIFEST_NAME, Manifest, read_manifest
 from ..options import MODEL_DIR_ENV, InputLimits, RuntimeOptions, available_cpus
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION, ClaimVerificationConfig
@@ -126,31 +127,8 @@ class SubcommandParser(argparse.ArgumentParser):
 # ---------------------------------------------------------------- argument types
 
 
-def threshold(text: str) -> float:
-    """argparse type of a probability threshold within [0.5, 1.0]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.5 <= value <= 1.0:  # also rejects NaN
-        raise argparse.ArgumentTypeError(f"must be within [0.5, 1.0], got {text}")
-    return value
-
-
-def int_range(low: int, high: int) -> Callable[[str], int]:
-    """argparse type of an integer within ``[low, high]``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be within [{low}, {high}], got {value}")
-        return value
-
-    parse.__name__ = "integer"
-    return parse
+#: argparse type of a probability threshold within [0.5, 1.0].
+threshold = float_range(0.5, 1.0)
 
 
 def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -> None:

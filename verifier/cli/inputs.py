@@ -53,6 +53,7 @@ stderr and skipped.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import sys
 import uuid
@@ -279,6 +280,23 @@ def read_requests(
         yield _parse_row(number, value, config, "line", limits)
 
 
+@contextlib.contextmanager
+def _opened(source: str) -> Iterator[Union[IO[str], IO[bytes]]]:
+    """``source`` opened for reading (``-``: stdin), with file errors as one-line :class:`UsageError`."""
+    try:
+        if source == "-":
+            yield getattr(sys.stdin, "buffer", sys.stdin)  # a text stream when embedded (tests)
+            return
+        with open(source, "rb") as stream:
+            yield stream
+    except FileNotFoundError:
+        raise UsageError(f"error: input file {source} does not exist") from None
+    except IsADirectoryError:
+        raise UsageError(f"error: input {source} is a directory; give a JSON Lines file") from None
+    except OSError as exc:
+        raise UsageError(f"error: cannot read {source}: {exc.strerror or exc}") from None
+
+
 def open_lines(source: str, limit: int) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of ``source`` (a path, or ``-`` for stdin), each line at most ``limit`` bytes.
 
@@ -287,18 +305,8 @@ def open_lines(source: str, limit: int) -> Iterator[tuple[int, str]]:
             not UTF-8, or has a longer line (:class:`LineTooLong`).
     """
     name = "<stdin>" if source == "-" else source
-    try:
-        if source == "-":
-            yield from _lines(getattr(sys.stdin, "buffer", sys.stdin), limit, name)
-            return
-        with open(source, "rb") as stream:
-            yield from _lines(stream, limit, name)
-    except FileNotFoundError:
-        raise UsageError(f"error: input file {source} does not exist") from None
-    except IsADirectoryError:
-        raise UsageError(f"error: input {source} is a directory; give a JSON Lines file") from None
-    except OSError as exc:
-        raise UsageError(f"error: cannot read {source}: {exc.strerror or exc}") from None
+    with _opened(source) as stream:
+        yield from _lines(stream, limit, name)
 
 
 def read_input(
@@ -312,19 +320,8 @@ def read_input(
     """
     whole_file = source != "-" and source.lower().endswith(".json")
     name = "<stdin>" if source == "-" else source
-    try:
-        if source == "-":
-            stdin = getattr(sys.stdin, "buffer", sys.stdin)  # a text stream when embedded (tests)
-            items = list(read_requests(stdin, config, limits=limits, source=name))
-        else:
-            with open(source, "rb") as stream:
-                items = list(read_requests(stream, config, whole_file=whole_file, limits=limits, source=name))
-    except FileNotFoundError:
-        raise UsageError(f"error: input file {source} does not exist") from None
-    except IsADirectoryError:
-        raise UsageError(f"error: input {source} is a directory; give a JSON Lines file") from None
-    except OSError as exc:
-        raise UsageError(f"error: cannot read {source}: {exc.strerror or exc}") from None
+    with _opened(source) as stream:
+        items = list(read_requests(stream, config, whole_file=whole_file, limits=limits, source=name))
     valid = [item for item in items if isinstance(item, InputRow)]
     invalid = [item for item in items if isinstance(item, InvalidRow)]
     return valid, invalid
