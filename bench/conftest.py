@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 @pytest.fixture(scope="session")
 def real_tokenizer() -> "Tokenizer":
     """The real DeBERTa-v3 fast tokenizer with the runtime's settings (max length 512)."""
-    from export.testmodels import real_tokenizer_dir
+    from verifier_export.testmodels import real_tokenizer_dir
     from verifier.tokenization import load_tokenizer
 
     try:
@@ -38,9 +38,9 @@ def real_tokenizer() -> "Tokenizer":
 
 @pytest.fixture(scope="session")
 def tiny_onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The seeded tiny DeBERTa-v2 model, exported with ``export.pipeline.export_smoke``."""
+    """The seeded tiny DeBERTa-v2 model, exported with ``verifier_export.pipeline.export_smoke``."""
     pytest.importorskip("torch")
-    from export.pipeline import export_smoke
+    from verifier_export.pipeline import export_smoke
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

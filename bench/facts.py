@@ -33,7 +33,7 @@ __all__ = ["host_facts", "token_profile", "import_time", "numpy_ceiling", "wait_
 
 
 def _versions() -> dict[str, str]:
-    from export.manifest import collect_versions
+    from verifier_export.manifest import collect_versions
 
     return collect_versions(
         ("numpy", "onnxruntime", "tokenizers", "torch", "transformers", "sentence-transformers",

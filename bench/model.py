@@ -3,7 +3,7 @@
 Layout under ``models/`` (git-ignored)::
 
     models/bench-deberta-v3-base-random/
-        hf/      Hugging Face directory from export.testmodels.build_deberta_v3_base_random
+        hf/      Hugging Face directory from verifier_export.testmodels.build_deberta_v3_base_random
                  (exact DeBERTa-v3-base config, seeded random weights, real DeBERTa-v3
                  tokenizer); the PyTorch CrossEncoder loads this
         onnx/    ``python -m export --model .../hf --output .../onnx`` (golden parity gate,
@@ -118,7 +118,7 @@ def build_bench_model(
 
     Args:
         models_root: where ``bench-deberta-v3-base-random/`` lives (default ``<repo>/models``).
-        seed: weight seed of :func:`export.testmodels.build_deberta_v3_base_random`.
+        seed: weight seed of :func:`verifier_export.testmodels.build_deberta_v3_base_random`.
         variants: ONNX variants to add (``python -m export.variants``). The int8
             gate is relaxed to argmax agreement 0 and |Δprob| 1.0 because a random
             model's logits sit near zero; its parity report is recorded but
@@ -141,7 +141,7 @@ def build_bench_model(
         shutil.rmtree(model.root)
     model.root.mkdir(parents=True, exist_ok=True)
     if not model.hf_ready():
-        from export.testmodels import build_deberta_v3_base_random
+        from verifier_export.testmodels import build_deberta_v3_base_random
 
         log(f"building random DeBERTa-v3-base (seed {seed}) in {model.hf_dir}")
         scratch = Path(tempfile.mkdtemp(prefix=".hf.partial-", dir=model.root))
@@ -157,11 +157,11 @@ def build_bench_model(
         if model.onnx_dir.exists():  # a stale, unfinished directory
             shutil.rmtree(model.onnx_dir)
         log(f"exporting {model.hf_dir} -> {model.onnx_dir} with python -m export")
-        _run(["-m", "export", "--model", str(model.hf_dir), "--output", str(model.onnx_dir)], log)
+        _run(["-m", "verifier_export", "--model", str(model.hf_dir), "--output", str(model.onnx_dir)], log)
     missing = [name for name in variants if name not in model.variants()]
     if missing:
         log(f"building variants {missing} with python -m export.variants")
-        _run(["-m", "export.variants", str(model.onnx_dir), "--variants", *missing, *_RANDOM_INT8_GATE], log)
+        _run(["-m", "verifier_export.variants", str(model.onnx_dir), "--variants", *missing, *_RANDOM_INT8_GATE], log)
     if span:
         _build_span(model, log)
     return model
@@ -174,9 +174,9 @@ def _build_span(model: BenchModel, log: Callable[[str], None]) -> None:
             shutil.rmtree(model.span_dir)
         log(f"exporting {model.hf_dir} -> {model.span_dir} with span-sliced attention")
         _run(
-            ["-m", "export", "--model", str(model.hf_dir), "--output", str(model.span_dir), "--attention", "span"],
+            ["-m", "verifier_export", "--model", str(model.hf_dir), "--output", str(model.span_dir), "--attention", "span"],
             log,
         )
     data = json.loads((model.span_dir / "manifest.json").read_text(encoding="utf-8"))
     if "int8" not in data.get("variants", {}):
-        _run(["-m", "export.variants", str(model.span_dir), "--variants", "int8", *_RANDOM_INT8_GATE], log)
+        _run(["-m", "verifier_export.variants", str(model.span_dir), "--variants", "int8", *_RANDOM_INT8_GATE], log)

@@ -9,7 +9,7 @@ exit status 2 instead of a traceback minutes into a run:
 * every command, while the benchmark model still has to be built or
   exported: the export extra (torch, transformers, optimum-onnx, onnx) and,
   while its Hugging Face directory is missing, the real DeBERTa-v3 tokenizer
-  files (:func:`export.testmodels.real_tokenizer_dir`).
+  files (:func:`verifier_export.testmodels.real_tokenizer_dir`).
 
 Packages are looked up with :func:`importlib.util.find_spec` (nothing heavy is imported).
 """
@@ -91,7 +91,7 @@ def preflight(
                 f"install with {EXPORT_INSTALL}"
             )
         if rebuild or not model.hf_ready():
-            from export.testmodels import real_tokenizer_dir
+            from verifier_export.testmodels import real_tokenizer_dir
 
             try:
                 real_tokenizer_dir()

@@ -1,93 +1,19 @@
-"""Export a three-label NLI cross-encoder to a self-describing ONNX model directory.
+"""``python -m export`` in a checkout of this repository: a shim over the exporter package ``verifier_export``.
 
-Command::
-
-    python -m export --model cross-encoder/nli-deberta-v3-base \\
-        --revision 6c749ce3425cd33b46d187e45b92bbf96ee12ec7
-    python -m export --model path/to/local/hf-dir --output models/my-model
-    python -m export --smoke        # seeded tiny random model, plumbing checks only
-    python -m export --output models/my-model --variants optimized int8   # gated extra ONNX files
-
-Library (the same code paths)::
-
-    from export import build_variants, export_model
-
-    report = export_model("path/to/hf-dir", output=Path("models/my-model"))   # -> ExportReport
-    variants = build_variants(report.output_dir, ["int8"])                    # -> VariantsReport
-
-The public API, importable from ``export``:
-
-* :func:`export_model` -- export a hub id or local directory behind the golden
-  parity gate (``attention="stock"`` or ``"span"``), or verify an existing
-  export of it; returns an :class:`ExportReport`.
-* :func:`export_smoke` -- the same for the seeded tiny random model (``--smoke``).
-* :func:`build_variants` -- add gated ``optimized`` / ``int8`` variants to an
-  exported directory (:class:`VariantGate`, :class:`VariantOptions`); returns
-  a :class:`VariantsReport`.
-* Errors: :class:`ExportError` (exit 1) and its subclasses
-  :class:`DownloadError` (exit 1), :class:`ParityError` (3),
-  :class:`ManifestError` (4), :class:`LabelError` (5).
-
-The directory format is docs/model-directory.md. Everything else under
-``export/`` is implementation; :mod:`export.testmodels` is internal test
-support, not part of this API.
-
-torch, transformers and optimum-onnx (the ``export`` extra) are imported inside
-functions, and the names above are imported on first use: importing this
-package is cheap.
+The exporter is installed as :mod:`verifier_export` (also the console script
+``claim-verifier-export``); this directory is not installed, so ``pip install``
+adds no top-level ``export`` module that other packages could clash with. Run
+``python -m export ...`` from the repository root, or ``python -m
+verifier_export ...`` anywhere. Library code imports :mod:`verifier_export`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .errors import DownloadError, ExportError, LabelError, ManifestError, ParityError
-    from .pipeline import ExportReport, export_model, export_smoke
-    from .variants import VariantGate, VariantOptions, VariantsReport, build_variants
-
-#: Public name -> the module (under ``export``) that defines it.
-_API: dict[str, str] = {
-    "export_model": "pipeline",
-    "export_smoke": "pipeline",
-    "ExportReport": "pipeline",
-    "build_variants": "variants",
-    "VariantsReport": "variants",
-    "VariantGate": "variants",
-    "VariantOptions": "variants",
-    "ExportError": "errors",
-    "DownloadError": "errors",
-    "ParityError": "errors",
-    "ManifestError": "errors",
-    "LabelError": "errors",
-}
-
-__all__ = [
-    "export_model",
-    "export_smoke",
-    "ExportReport",
-    "build_variants",
-    "VariantsReport",
-    "VariantGate",
-    "VariantOptions",
-    "ExportError",
-    "DownloadError",
-    "ParityError",
-    "ManifestError",
-    "LabelError",
-]
+from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use (PEP 562)."""
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    """Names of :mod:`verifier_export`, for code in the checkout that still says ``export``."""
+    import verifier_export
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return getattr(verifier_export, name)

@@ -1,6 +1,6 @@
 """Shared fixtures: seeded tiny models, built and exported once per session.
 
-Hugging Face source directories (built by :mod:`export.testmodels`):
+Hugging Face source directories (built by :mod:`verifier_export.testmodels`):
 
 * ``tiny_source_dir`` -- DeBERTa-v2, id2label contradiction/entailment/neutral.
 * ``tiny_bert_source_dir`` -- BERT (takes ``token_type_ids``).
@@ -32,7 +32,7 @@ REORDERED_LABELS = ("entailment", "neutral", "contradiction")
 
 def _build(root: Path, **kwargs: Any) -> Path:
     pytest.importorskip("torch")
-    from export.testmodels import build_tiny_model
+    from verifier_export.testmodels import build_tiny_model
 
     with warnings.catch_warnings():
         # Fixture setup, not a test subject: third-party deprecation chatter stays quiet.
@@ -42,7 +42,7 @@ def _build(root: Path, **kwargs: Any) -> Path:
 
 def _export(source: Path, root: Path) -> Path:
     pytest.importorskip("torch")
-    from export.pipeline import export_model
+    from verifier_export.pipeline import export_model
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -7,11 +7,12 @@
 * The engine side (engine, loaded, batching, session, model_directory, golden,
   manifest, tokenization, options) never imports the rules (guards,
   procedure, decision, validation, audit, bundle).
-* Nothing under ``verifier/`` imports ``export``, ``bench``, torch,
+* Nothing under ``verifier/`` imports ``verifier_export`` (or the ``export`` shim), ``bench``, torch,
   transformers or optimum.
-* ``export/`` uses only the engine side of ``verifier`` (plus types and
+* ``verifier_export/`` uses only the engine side of ``verifier`` (plus types and
   validation's error wording), never the decision side.
-* Rooms stay small: no module of ``verifier/`` or ``export/`` over 500 lines.
+* Rooms stay small: no module of ``verifier/`` or ``verifier_export/`` over 500 lines.
+* ``pip install`` ships no top-level ``export`` package (a name other packages could clash with).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ ENGINE_SIDE = {
     "identity", "messages",
 }
 RULES = {"guards", "procedure", "decision", "validation", "audit", "bundle"}
-HEAVY = {"torch", "transformers", "optimum", "export", "bench"}
+HEAVY = {"torch", "transformers", "optimum", "export", "verifier_export", "bench"}
 
 
 def _runtime_imports(path: Path, package: str) -> list[tuple[str, bool]]:
@@ -101,17 +102,27 @@ def test_engine_side_never_imports_the_rules(room: str) -> None:
 
 def test_export_uses_only_the_engine_side() -> None:
     allowed = ENGINE_SIDE | {"types", "validation", "argtypes"}
-    for path in sorted((ROOT / "export").rglob("*.py")):
-        for name, _ in _runtime_imports(path, "export"):
+    for path in sorted((ROOT / "verifier_export").rglob("*.py")):
+        package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+        for name, _ in _runtime_imports(path, package):
             if name.startswith("verifier.") or name == "verifier":
                 assert _room(name) in allowed, f"{path.name} imports {name}"
 
 
 @pytest.mark.parametrize(
     "path",
-    sorted([*(ROOT / "verifier").rglob("*.py"), *(ROOT / "export").rglob("*.py")]),
+    sorted([*(ROOT / "verifier").rglob("*.py"), *(ROOT / "verifier_export").rglob("*.py")]),
     ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_rooms_stay_small(path: Path) -> None:
     lines = path.read_text(encoding="utf-8").count("\n")
     assert lines <= 500, f"{path.relative_to(ROOT)} has {lines} lines"
+
+
+def test_the_installed_packages_are_verifier_and_verifier_export_only() -> None:
+    """Regression: pip installed a top-level module named ``export``. ``python -m export`` still works in a
+    checkout through the repository's thin ``export/`` shim, which is not installed."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'include = ["verifier", "verifier.*", "verifier_export", "verifier_export.*"]' in text
+    shim = sorted(p.name for p in (ROOT / "export").rglob("*.py"))
+    assert shim == ["__init__.py", "__init__.py", "__main__.py", "__main__.py"]

@@ -4,7 +4,7 @@ Speed is never asserted here (speed lives in bench/, see bench/README.md);
 these tests check that the instrument measures what it says: every workload
 case takes its designed path (docs/decision.md §3) through the real decision
 layer, the workloads are deterministic, the FLOP formula matches a hand
-count, :func:`export.variants.build_variants` gates, records and fails
+count, :func:`verifier_export.variants.build_variants` gates, records and fails
 closed, and bench's own plumbing (typed results and their JSON, the
 subprocess helper, the up-front check, the OnnxScorer backend's public
 options) does what bench/README.md says.
@@ -115,7 +115,7 @@ def variants_dir(tiny_model_dir: Path, tmp_path: Path) -> Path:
 class TestVariants:
     @pytest.mark.slow
     def test_build_records_gated_variants_and_the_engine_loads_them(self, variants_dir: Path) -> None:
-        from export.variants import VariantGate, build_variants
+        from verifier_export.variants import VariantGate, build_variants
         from verifier.engine import OnnxScorer
         from verifier.manifest import read_manifest, verify_files
 
@@ -143,7 +143,7 @@ class TestVariants:
         assert small.shape == (2, 3)
 
     def test_rerun_keeps_verified_variants(self, variants_dir: Path) -> None:
-        from export.variants import build_variants
+        from verifier_export.variants import build_variants
 
         build_variants(variants_dir, ["optimized"])
         before = (variants_dir / "manifest.json").read_bytes()
@@ -155,8 +155,8 @@ class TestVariants:
     @pytest.mark.slow
     def test_failed_gate_records_nothing(self, variants_dir: Path) -> None:
         """Fail closed: one variant missing its gate leaves the manifest and directory as they were."""
-        from export.errors import ParityError
-        from export.variants import VariantGate, build_variants
+        from verifier_export.errors import ParityError
+        from verifier_export.variants import VariantGate, build_variants
 
         before = (variants_dir / "manifest.json").read_bytes()
         files = sorted(p.name for p in variants_dir.iterdir())
@@ -169,8 +169,8 @@ class TestVariants:
         assert sorted(p.name for p in variants_dir.iterdir()) == files
 
     def test_unknown_name_and_tampered_dir(self, variants_dir: Path) -> None:
-        from export.errors import ExportError, ManifestError
-        from export.variants import build_variants
+        from verifier_export.errors import ExportError, ManifestError
+        from verifier_export.variants import build_variants
 
         with pytest.raises(ExportError, match=re.escape("unknown variant(s) ['fp16']")):
             build_variants(variants_dir, ["fp16"])
@@ -179,7 +179,7 @@ class TestVariants:
             build_variants(variants_dir, ["int8"])
 
     def test_cli(self, variants_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        from export.variants import main
+        from verifier_export.variants import main
 
         args = ["--int8-max-prob-diff", "0.9", "--int8-max-logit-diff", "5", "--int8-min-argmax-agreement", "0"]
         assert main([str(variants_dir), "--variants", "int8", *args]) == 0
@@ -193,8 +193,8 @@ class TestVariants:
     ) -> None:
         """``python -m export --output DIR --variants ...`` (no --model) builds into DIR's export, a local
         one here, and prints what ``python -m export.variants DIR`` prints."""
-        from export.__main__ import main as export_main
-        from export.variants import main as variants_main
+        from verifier_export.__main__ import main as export_main
+        from verifier_export.variants import main as variants_main
 
         loose = ["--int8-max-prob-diff", "1", "--int8-max-logit-diff", "5", "--int8-min-argmax-agreement", "0"]
         assert export_main(["--output", str(variants_dir), "--variants", "int8", *loose]) == 0
@@ -213,16 +213,16 @@ class TestVariants:
 
         repo = Path(__file__).resolve().parent.parent
         proc = subprocess.run(
-            [sys.executable, "-m", "export.variants", str(variants_dir), "--variants", "optimized"],
+            [sys.executable, "-m", "verifier_export.variants", str(variants_dir), "--variants", "optimized"],
             cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, text=True, timeout=300,
         )
         assert proc.returncode == 0, proc.stderr
         assert "optimized (model.optimized.onnx" in proc.stdout and "PASS" in proc.stdout
         missing = subprocess.run(
-            [sys.executable, "-m", "export.variants", str(variants_dir / "absent")],
+            [sys.executable, "-m", "verifier_export.variants", str(variants_dir / "absent")],
             cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, text=True, timeout=300,
         )
-        assert missing.returncode == 4 and missing.stderr.startswith("export.variants: error: model directory ")
+        assert missing.returncode == 4 and missing.stderr.startswith("verifier_export.variants: error: model directory ")
 
 
 # --------------------------------------------------------------------------- span-sliced attention
@@ -236,7 +236,7 @@ class TestSpanSlicedAttention:
         torch = pytest.importorskip("torch")
         from transformers import AutoModelForSequenceClassification
 
-        from export.fast_attention import span_sliced_attention
+        from verifier_export.fast_attention import span_sliced_attention
 
         model = AutoModelForSequenceClassification.from_pretrained(str(tiny_source_dir)).eval()
         generator = torch.Generator().manual_seed(0)
@@ -255,7 +255,7 @@ class TestSpanSlicedAttention:
         pytest.importorskip("torch")
         from transformers.models.deberta_v2 import modeling_deberta_v2 as deberta
 
-        from export.fast_attention import patched_bias, span_sliced_attention
+        from verifier_export.fast_attention import patched_bias, span_sliced_attention
 
         original = deberta.DisentangledSelfAttention.disentangled_attention_bias
         with span_sliced_attention():
@@ -313,7 +313,7 @@ class TestBenchPlumbing:
         assert main(["compare", "--no-torch", "--models-root", str(tmp_path)]) == 2
         assert "sentence-transformers" not in capsys.readouterr().err.split("(the bench extra)")[0]
         monkeypatch.setattr(preflight, "missing_modules", lambda modules: [])
-        monkeypatch.setattr("export.testmodels.real_tokenizer_dir", _no_tokenizer)
+        monkeypatch.setattr("verifier_export.testmodels.real_tokenizer_dir", _no_tokenizer)
         assert main(["build", "--models-root", str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "python -m bench build: cannot build the benchmark model: no tokenizer" in err

@@ -1,6 +1,6 @@
 """Tests of ``python -m export``: parity gate, manifest, atomicity, CLI, library API.
 
-Every export here uses the seeded tiny models of :mod:`export.testmodels`;
+Every export here uses the seeded tiny models of :mod:`verifier_export.testmodels`;
 the shared ones are exported once per session by ``tests/conftest.py``.
 """
 
@@ -20,13 +20,13 @@ import pytest
 
 pytest.importorskip("torch")
 
-from export.__main__ import build_parser, main  # noqa: E402
-from export.errors import ExportError, LabelError, ManifestError, ParityError  # noqa: E402
-from export.manifest import verify_export_dir  # noqa: E402
-from export.onnx import read_labels  # noqa: E402
-from export.parity import GOLDEN_PAIRS, PairParity, ParityResult  # noqa: E402
-from export.pipeline import OFFLINE_HINT, export_model  # noqa: E402
-from export.recheck import verify_golden  # noqa: E402
+from verifier_export.__main__ import build_parser, main  # noqa: E402
+from verifier_export.errors import ExportError, LabelError, ManifestError, ParityError  # noqa: E402
+from verifier_export.manifest import verify_export_dir  # noqa: E402
+from verifier_export.onnx import read_labels  # noqa: E402
+from verifier_export.parity import GOLDEN_PAIRS, PairParity, ParityResult  # noqa: E402
+from verifier_export.pipeline import OFFLINE_HINT, export_model  # noqa: E402
+from verifier_export.recheck import verify_golden  # noqa: E402
 from verifier.manifest import NLI_LABELS, RANDOM_WEIGHTS_CONFIG_KEY, REQUIRED_FILES, read_manifest, sha256_file  # noqa: E402
 from verifier.tokenization import encode_pairs, load_tokenizer  # noqa: E402
 
@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 def run_export_cli(*args: str, cwd: Path = REPO, env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "export", *args],
+        [sys.executable, "-m", "verifier_export", *args],
         cwd=cwd,
         env=environment,
         capture_output=True,
@@ -210,7 +210,7 @@ def test_truncation_matches_transformers(tiny_model_dir: Path, tiny_source_dir: 
 @pytest.mark.slow
 def test_spm_model_is_converted_to_tokenizer_json(tmp_path: Path) -> None:
     """A revision without tokenizer.json: exported via transformers' spm.model conversion."""
-    from export.testmodels import build_tiny_model, real_tokenizer_dir
+    from verifier_export.testmodels import build_tiny_model, real_tokenizer_dir
 
     real = real_tokenizer_dir()  # the repository's own copy: never skipped
     source = build_tiny_model(tmp_path / "hf", real_vocab=True, tokenizer_json=False)
@@ -265,7 +265,7 @@ def test_read_labels_refuses_anything_else(config: dict[str, Any], message: str)
 
 
 def test_wrong_labels_refused_and_nothing_written(tmp_path: Path) -> None:
-    from export.testmodels import build_tiny_model
+    from verifier_export.testmodels import build_tiny_model
 
     source = build_tiny_model(tmp_path / "hf", label_order=("positive", "negative", "neutral"))
     out = tmp_path / "out"
@@ -318,7 +318,7 @@ def test_perturbed_onnx_fails_the_gate(tiny_source_dir: Path, tmp_path: Path) ->
 def test_cli_reports_parity_failure_with_worst_pairs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import export.pipeline as pipeline
+    import verifier_export.pipeline as pipeline
 
     def failing_export(*args: Any, **kwargs: Any) -> Any:
         raise ParityError("golden parity failed for 2 of 30 pairs (...)", report="pair  category\n   3  short")
@@ -376,7 +376,7 @@ def test_missing_or_malformed_manifest_is_refused(tiny_model_copy: Path, tiny_so
 
 def test_golden_logits_must_reproduce(tiny_model_copy: Path) -> None:
     """A golden.json edited consistently with its manifest still fails the onnxruntime re-score."""
-    from export.manifest import file_records, write_manifest
+    from verifier_export.manifest import file_records, write_manifest
 
     golden_path = tiny_model_copy / "golden.json"
     golden = json.loads(golden_path.read_text(encoding="utf-8"))
@@ -392,7 +392,7 @@ def test_golden_logits_must_reproduce(tiny_model_copy: Path) -> None:
 
 def test_golden_recheck_collects_every_failure(tiny_model_copy: Path, tiny_source_dir: Path) -> None:
     """One re-check of golden.json: every failure is listed, not just the first bad pair."""
-    from export.manifest import file_records, write_manifest
+    from verifier_export.manifest import file_records, write_manifest
 
     golden_path = tiny_model_copy / "golden.json"
     golden = json.loads(golden_path.read_text(encoding="utf-8"))
@@ -412,7 +412,7 @@ def test_golden_recheck_collects_every_failure(tiny_model_copy: Path, tiny_sourc
 
 
 def test_unloadable_onnx_is_a_manifest_error_not_a_traceback(tiny_model_copy: Path) -> None:
-    from export.manifest import file_records, write_manifest
+    from verifier_export.manifest import file_records, write_manifest
 
     (tiny_model_copy / "model.onnx").write_bytes(b"not an onnx file")
     manifest = read_manifest(tiny_model_copy)
@@ -480,7 +480,7 @@ def test_cli_exports_a_local_directory(tiny_source_dir: Path, tmp_path: Path) ->
 
 
 def test_default_output_dirs(tmp_path: Path) -> None:
-    from export.pipeline import default_output_dir
+    from verifier_export.pipeline import default_output_dir
 
     local = tmp_path / "my-nli"
     local.mkdir()
@@ -507,7 +507,7 @@ def test_cli_not_a_model_directory(tmp_path: Path) -> None:
 
 
 def test_cli_wrong_labels(tmp_path: Path) -> None:
-    from export.testmodels import build_tiny_model
+    from verifier_export.testmodels import build_tiny_model
 
     source = build_tiny_model(tmp_path / "hf", label_order=("LABEL_0", "LABEL_1", "LABEL_2"))
     proc = run_export_cli("--model", str(source), "--output", str(tmp_path / "out" / "m"))
@@ -622,7 +622,7 @@ def test_tampered_directory_says_what_to_do(tiny_model_copy: Path, tiny_source_d
 
 def test_golden_mismatch_says_what_to_do(tiny_model_copy: Path, tiny_source_dir: Path) -> None:
     """Bug: a target whose golden outputs no longer reproduce was refused without advice."""
-    from export.manifest import file_records, write_manifest
+    from verifier_export.manifest import file_records, write_manifest
 
     (tiny_model_copy / "model.onnx").write_bytes(b"not an onnx file")
     manifest = read_manifest(tiny_model_copy)
@@ -673,7 +673,7 @@ def test_corrupt_target_manifest_is_one_clean_line(
     assert (tiny_model_copy / "manifest.json").read_text(encoding="utf-8") == content
 
 
-@pytest.mark.parametrize("module", ["export.pipeline", "export.existing", "export.source"])
+@pytest.mark.parametrize("module", ["verifier_export.pipeline", "verifier_export.existing", "verifier_export.source"])
 def test_doctests(module: str) -> None:
     import doctest
     import importlib
@@ -686,14 +686,14 @@ def test_doctests(module: str) -> None:
 
 
 def test_public_api_is_lazy_and_has_no_test_support() -> None:
-    """``import export`` is cheap (no torch, onnxruntime, transformers) and lists only the exporter's API."""
+    """``import verifier_export`` is cheap (no torch, onnxruntime, transformers) and lists only the exporter's API."""
     code = (
-        "import sys, export\n"
-        "heavy = sorted(m for m in ('torch', 'onnxruntime', 'transformers', 'optimum', 'export.testmodels') "
+        "import sys, verifier_export as export\n"
+        "heavy = sorted(m for m in ('torch', 'onnxruntime', 'transformers', 'optimum', 'verifier_export.testmodels') "
         "if m in sys.modules)\n"
         "assert not heavy, heavy\n"
         "print(' '.join(export.__all__))\n"
-        "from export import build_variants, export_model, DownloadError, ExportError\n"
+        "from verifier_export import build_variants, export_model, DownloadError, ExportError\n"
         "assert issubclass(DownloadError, ExportError) and callable(export_model) and callable(build_variants)\n"
     )
     proc = subprocess.run(
@@ -710,7 +710,7 @@ def test_public_api_is_lazy_and_has_no_test_support() -> None:
 def test_pipeline_imports_test_models_only_inside_export_smoke() -> None:
     import ast
 
-    tree = ast.parse((REPO / "export" / "pipeline.py").read_text(encoding="utf-8"))
+    tree = ast.parse((REPO / "verifier_export" / "pipeline.py").read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and "testmodels" in node.module:
             assert any(
@@ -722,7 +722,7 @@ def test_pipeline_imports_test_models_only_inside_export_smoke() -> None:
 def test_failed_download_is_a_typed_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import huggingface_hub
 
-    from export.errors import DownloadError
+    from verifier_export.errors import DownloadError
 
     def offline(**kwargs: Any) -> str:
         raise OSError("no network\n here")
@@ -738,7 +738,7 @@ def test_failed_download_is_a_typed_error(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_hub_revision_rule() -> None:
-    from export.source import hub_revision, plan_source
+    from verifier_export.source import hub_revision, plan_source
     from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 
     assert plan_source(DEFAULT_MODEL, None) == ("hub", DEFAULT_REVISION)
@@ -764,7 +764,7 @@ def test_span_attention_export_passes_the_same_gate(tiny_source_dir: Path, tiny_
     assert verify_golden(tmp_path / "span") <= 1e-4
     from transformers.models.deberta_v2 import modeling_deberta_v2 as deberta
 
-    from export.fast_attention import patched_bias
+    from verifier_export.fast_attention import patched_bias
 
     assert deberta.DisentangledSelfAttention.disentangled_attention_bias is not patched_bias, "restored"
     with pytest.raises(ExportError, match="--attention fast: must be one of stock, span"):

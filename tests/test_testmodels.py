@@ -1,4 +1,4 @@
-"""Tests of the seeded test-model builders (export.testmodels)."""
+"""Tests of the seeded test-model builders (verifier_export.testmodels)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from export.testmodels import (  # noqa: E402
+from verifier_export.testmodels import (  # noqa: E402
     DEFAULT_LABEL_ORDER,
     build_tiny_model,
     deberta_v3_base_config,
@@ -128,7 +128,7 @@ def test_bad_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> 
 
 
 def test_real_vocab_missing_raises_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from export.testmodels.common import REAL_TOKENIZER_DIR_ENV
+    from verifier_export.testmodels.common import REAL_TOKENIZER_DIR_ENV
 
     monkeypatch.setenv(REAL_TOKENIZER_DIR_ENV, str(tmp_path / "empty"))
     with pytest.raises(FileNotFoundError, match="real DeBERTa-v3 tokenizer files not found in"):

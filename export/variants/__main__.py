@@ -1,12 +1,10 @@
-"""``python -m export.variants DIR [--variants NAME...]``: build variants into the export at ``DIR``.
+"""``python -m export.variants DIR``: runs :func:`verifier_export.variants.cli.main`."""
 
-The same code path as ``python -m export --output DIR --variants NAME...`` on a
-directory that already holds an export (:func:`export.variants.run_variants`);
-without ``--variants`` it builds all of them.
-"""
+from __future__ import annotations
 
 import sys
 
-from .cli import main
+from verifier_export.variants.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

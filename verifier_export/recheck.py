@@ -1,8 +1,8 @@
 """The exporter's one re-check of an ONNX file against ``golden.json`` (onnxruntime only, no torch).
 
 Used when the exporter is re-run on an existing directory
-(:func:`verify_golden`, from :mod:`export.existing`) and for every variant
-:func:`export.variants.build_variants` builds. Both go through
+(:func:`verify_golden`, from :mod:`verifier_export.existing`) and for every variant
+:func:`verifier_export.variants.build_variants` builds. Both go through
 :func:`compare_golden`:
 
 1. ``golden.json`` is parsed by :func:`verifier.golden.read_golden` and its
@@ -128,7 +128,7 @@ def verify_golden(
         atol: max |Δlogit| allowed (default: the ``atol`` recorded in
             ``golden.json``, else 1e-4).
         manifest: the directory's already verified manifest (default: verify
-            the directory with :func:`export.manifest.verify_export_dir`).
+            the directory with :func:`verifier_export.manifest.verify_export_dir`).
 
     Returns:
         The largest |Δlogit| found.

@@ -1,6 +1,6 @@
 """The seeded *base-shaped* test model: the exact DeBERTa-v3-base configuration, randomly initialised.
 
-Internal test support (see :mod:`export.testmodels`): the benchmarks time
+Internal test support (see :mod:`verifier_export.testmodels`): the benchmarks time
 this model (its speed is the real model's speed); its outputs are random and
 must never be reported as quality figures.
 """

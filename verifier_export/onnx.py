@@ -9,9 +9,9 @@
 * :func:`export_onnx` exports ``model.onnx`` with optimum-onnx
   (``text-classification``, dynamic batch and sequence axes), with the stock
   transformers attention or, on request, DeBERTa's span-sliced relative
-  attention (:mod:`export.fast_attention`).
+  attention (:mod:`verifier_export.fast_attention`).
 
-Where the source directory comes from is :mod:`export.source`.
+Where the source directory comes from is :mod:`verifier_export.source`.
 ``trust_remote_code`` is never enabled. torch, transformers and optimum are
 imported inside functions.
 """
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 #: How the exported graph computes attention: ``"stock"`` (transformers' own code)
-#: or ``"span"`` (:func:`export.fast_attention.span_sliced_attention`, DeBERTa-v2/v3 only;
+#: or ``"span"`` (:func:`verifier_export.fast_attention.span_sliced_attention`, DeBERTa-v2/v3 only;
 #: other architectures export as stock).
 Attention = Literal["stock", "span"]
 #: The accepted :data:`Attention` values.
@@ -242,7 +242,7 @@ def export_onnx(
             used and removed.
         opset: ONNX opset (``None`` = optimum's default for the architecture).
         attention: ``"stock"`` (default) or ``"span"``: trace DeBERTa-v2/v3 with
-            :func:`export.fast_attention.span_sliced_attention` active, so the
+            :func:`verifier_export.fast_attention.span_sliced_attention` active, so the
             graph computes the relative-attention bias over only the buckets a
             sequence can use. Only the trace is affected: ``model`` itself is
             unchanged afterwards, so the parity gate still compares the graph

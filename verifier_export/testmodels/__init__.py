@@ -2,7 +2,7 @@
 
 **Not part of the exporter's API** (``export`` does not list it): the test
 suite, ``python -m export --smoke`` (through a function-level import in
-:func:`export.pipeline.export_smoke`) and the benchmarks import it, because
+:func:`verifier_export.pipeline.export_smoke`) and the benchmarks import it, because
 no real weights are reachable offline. Every builder writes an ordinary
 Hugging Face model directory (``config.json``, ``model.safetensors``,
 tokenizer files) that ``python -m export --model <dir>`` exports like any

@@ -1,6 +1,6 @@
 """The seeded *tiny* test models: DeBERTa-v2 (v3-style relative attention) or BERT, hidden 32.
 
-Internal test support (see :mod:`export.testmodels`): the tests, the
+Internal test support (see :mod:`verifier_export.testmodels`): the tests, the
 ``--smoke`` export and the benchmark's plumbing checks build their models
 here. Their outputs are random: never present them as quality figures.
 """
@@ -276,7 +276,7 @@ def build_tiny_model(
         ValueError: unknown ``architecture``, ``real_vocab`` with ``bert``, or
             ``label_order`` not three distinct strings.
         FileNotFoundError: ``real_vocab`` and the real tokenizer files are absent
-            (see :func:`~export.testmodels.common.real_tokenizer_dir`).
+            (see :func:`~verifier_export.testmodels.common.real_tokenizer_dir`).
         ImportError: torch or transformers is not installed (the ``export`` extra).
 
     Example:

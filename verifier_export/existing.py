@@ -1,10 +1,10 @@
 """What the exporter does with a target directory that already exists.
 
-:func:`check_target` is step 2 of :func:`export.pipeline.export_model`: an
+:func:`check_target` is step 2 of :func:`verifier_export.pipeline.export_model`: an
 absent or empty target is free to export into; a directory holding an export
 is verified -- its files against the manifest with the runtime's own checks
-(:func:`export.manifest.verify_export_dir`), then its golden outputs
-re-scored with onnxruntime (:func:`export.recheck.verify_golden`) -- and must
+(:func:`verifier_export.manifest.verify_export_dir`), then its golden outputs
+re-scored with onnxruntime (:func:`verifier_export.recheck.verify_golden`) -- and must
 hold the requested model, revision, opset and max length. Nothing here ever
 writes: anything else is refused, and a broken or foreign directory's refusal
 ends with :func:`redo_advice`.

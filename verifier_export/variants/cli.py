@@ -99,4 +99,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     does for a directory that already holds an export.
     """
     args = build_parser().parse_args(argv)
-    return run_variants(args.model_dir, args.variants or VARIANT_NAMES, args, "export.variants")
+    return run_variants(args.model_dir, args.variants or VARIANT_NAMES, args, "verifier_export.variants")

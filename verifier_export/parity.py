@@ -12,13 +12,13 @@ The gate collects every failure, then decides once: it passes only when, for
 every pair, max |Δlogit| <= ``atol`` (default 1e-4) singly and batched, the
 argmax is identical in all three, and the runtime token ids (and token type
 ids, when the graph takes them) equal the transformers fast tokenizer's. A
-failure raises :class:`~export.errors.ParityError` carrying a table of the
+failure raises :class:`~verifier_export.errors.ParityError` carrying a table of the
 worst pairs; no manifest is written.
 
 The result carries the :class:`verifier.golden.Golden` to write as
 ``golden.json`` (format 1, docs/model-directory.md), which lets the torch-free
 runtime re-score the model; the exporter's own re-check of an existing
-directory is :mod:`export.recheck`.
+directory is :mod:`verifier_export.recheck`.
 """
 
 from __future__ import annotations

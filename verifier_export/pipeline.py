@@ -3,10 +3,10 @@
 :func:`export_model` (and :func:`export_smoke`) run, in order:
 
 1. resolve ``--model`` (a local directory is checked at once; a hub id needs
-   a revision, :func:`export.source.plan_source`) and the target directory
+   a revision, :func:`verifier_export.source.plan_source`) and the target directory
    (``--output`` or ``models/<name>-<revision[:12]>``);
 2. if the target already holds an export: verify it
-   (:func:`export.existing.check_target`: files against the manifest, golden
+   (:func:`verifier_export.existing.check_target`: files against the manifest, golden
    outputs re-scored with onnxruntime) and return ``status="verified"``
    without redoing work, or refuse when it does not verify or holds another
    model -- never overwrite it;
@@ -159,7 +159,7 @@ def default_output_dir(model: str, revision: Optional[str], *, local: bool) -> P
 
 
 def _resolve_hub(model: str, revision: str) -> ModelSource:
-    """:func:`export.source.resolve_source` for a hub id; a failed download ends with :data:`OFFLINE_HINT`."""
+    """:func:`verifier_export.source.resolve_source` for a hub id; a failed download ends with :data:`OFFLINE_HINT`."""
     try:
         return resolve_source(model, revision, default_model=DEFAULT_MODEL, default_revision=DEFAULT_REVISION)
     except DownloadError as exc:
@@ -344,7 +344,7 @@ def export_model(
         atol: the parity gate's max |Δlogit| (default 1e-4).
         attention: ``"stock"`` (default: transformers' attention) or ``"span"``
             (DeBERTa-v2/v3 traced with span-sliced relative attention,
-            :func:`export.fast_attention.span_sliced_attention`; the same
+            :func:`verifier_export.fast_attention.span_sliced_attention`; the same
             parity gate against the stock PyTorch model decides). Not recorded
             in the manifest, and not compared when ``output`` already holds an
             export.
@@ -418,7 +418,7 @@ def export_smoke(
 
     Args:
         output: target directory (default ``models/tiny-deberta-v2-smoke-seed<seed>``).
-        seed: weight seed of :func:`export.testmodels.build_tiny_model`.
+        seed: weight seed of :func:`verifier_export.testmodels.build_tiny_model`.
         opset: ONNX opset (default: optimum's).
         atol: the parity gate's max |Δlogit|.
         attention: as :func:`export_model`.

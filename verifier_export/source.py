@@ -8,7 +8,7 @@
   directory: a local path as is, a hub id through
   ``huggingface_hub.snapshot_download`` at exactly the pinned revision (its
   cache, ``HF_HOME`` and ``HF_HUB_OFFLINE`` honoured) with the resolved commit
-  recorded. A failed download raises :class:`~export.errors.DownloadError`.
+  recorded. A failed download raises :class:`~verifier_export.errors.DownloadError`.
 
 huggingface_hub is imported inside functions.
 """

@@ -45,7 +45,7 @@ def variant_parity(model_dir: Path, onnx_file: str, *, manifest: Optional[Manife
 
     Returns:
         A :class:`~verifier.manifest.ParityReport` with ``passed=True`` and no
-        gate fields; :class:`~export.variants.VariantGate` judges it in
+        gate fields; :class:`~verifier_export.variants.VariantGate` judges it in
         :func:`build_variants`.
 
     Raises:
@@ -139,15 +139,15 @@ def build_variants(
 
     Args:
         model_dir: a directory written by ``python -m export`` (it must verify,
-            :func:`export.manifest.open_export_dir`).
-        names: variants to build, from :data:`~export.variants.VARIANT_NAMES`.
-        gates: per-variant gates overriding :data:`~export.variants.DEFAULT_GATES`.
+            :func:`verifier_export.manifest.open_export_dir`).
+        names: variants to build, from :data:`~verifier_export.variants.VARIANT_NAMES`.
+        gates: per-variant gates overriding :data:`~verifier_export.variants.DEFAULT_GATES`.
         options: how the variants are made.
         overwrite: rebuild a variant that is already recorded (default: keep a
             recorded variant whose file still verifies; its recorded parity stands).
 
     Returns:
-        A :class:`~export.variants.VariantsReport` (``manifest`` is the rewritten manifest).
+        A :class:`~verifier_export.variants.VariantsReport` (``manifest`` is the rewritten manifest).
 
     Raises:
         ExportError: an unknown variant name, or onnxruntime / quantisation failed.

@@ -1,6 +1,6 @@
 """What the seeded test-model builders share: the label order, the real DeBERTa-v3 tokenizer files, JSON output.
 
-Internal test support (see :mod:`export.testmodels`).
+Internal test support (see :mod:`verifier_export.testmodels`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""What a variant is, the gate it must pass, and the reports :func:`~export.variants.build_variants` returns.
+"""What a variant is, the gate it must pass, and the reports :func:`~verifier_export.variants.build_variants` returns.
 
 A :class:`VariantGate` judges a :class:`~verifier.golden.GoldenComparison`
 (the variant's logits against the PyTorch float32 golden logits, from
-:func:`export.recheck.compare_golden`) through
+:func:`verifier_export.recheck.compare_golden`) through
 :meth:`~verifier.golden.GoldenComparison.failures`, the same collector the
 runtime's golden re-check uses: every failure is listed before anyone decides.
 """
@@ -129,7 +129,7 @@ class VariantOptions:
 
 @dataclass(frozen=True)
 class VariantResult:
-    """One variant after :func:`~export.variants.build_variants`.
+    """One variant after :func:`~verifier_export.variants.build_variants`.
 
     Attributes:
         name: ``"optimized"`` or ``"int8"``.
@@ -165,7 +165,7 @@ class VariantResult:
 
 @dataclass(frozen=True)
 class VariantsReport:
-    """What :func:`~export.variants.build_variants` did."""
+    """What :func:`~verifier_export.variants.build_variants` did."""
 
     model_dir: Path
     results: tuple[VariantResult, ...]

@@ -1,0 +1,197 @@
+"""``python -m export``: turn a three-label NLI cross-encoder into a verified ONNX model directory.
+
+Usage::
+
+    python -m export                                   # the pinned default model and revision
+    python -m export --model cross-encoder/nli-deberta-v3-base --revision <commit>
+    python -m export --model path/to/hf-dir --output models/my-model
+    python -m export --smoke                           # seeded tiny random model, plumbing only
+    python -m export --model path/to/hf-dir --attention span   # DeBERTa span-sliced attention, same gate
+    python -m export --output DIR --variants optimized int8    # variants into DIR's existing export
+
+``--variants NAME...`` builds gated extra ONNX files (:mod:`verifier_export.variants`)
+right after the export or verification. Given with ``--output DIR`` and no
+export flags (``--model``, ``--smoke``, ``--revision``, ``--opset``,
+``--max-length``, ``--atol``, ``--attention``) while ``DIR`` already holds an
+export -- of any model, hub, local or smoke -- it builds the variants into
+that export, exactly as ``python -m export.variants DIR`` does.
+
+The summary goes to stdout. A failure prints one ``export: error: ...`` line to
+stderr (a parity failure first prints the worst pairs) and exits non-zero:
+1 export error, 2 usage, 3 parity gate, 4 manifest mismatch, 5 labels.
+Nothing is left half-written. There is deliberately no ``--trust-remote-code``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Optional, Sequence
+
+from verifier.argtypes import int_range, positive_float
+
+__all__ = ["build_parser", "main"]
+
+
+def _prog() -> str:
+    """``python -m export`` when run as a module (the shim or ``verifier_export``), else the script's name."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python -m export" if name in ("", "__main__.py", "-c") else name
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m export`` argument parser (kebab-case flags, grouped)."""
+    from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
+
+    from .onnx import ATTENTIONS
+
+    parser = argparse.ArgumentParser(
+        prog=_prog(),
+        description=(
+            "Export a three-label NLI cross-encoder to ONNX with a golden-output parity gate, "
+            "and write a self-describing model directory (model.onnx, tokenizer.json, config.json, "
+            "golden.json, manifest.json)."
+        ),
+    )
+    source = parser.add_argument_group("source")
+    which = source.add_mutually_exclusive_group()
+    which.add_argument(
+        "--model",
+        default=None,
+        help=f"hub id or local Hugging Face model directory (default: {DEFAULT_MODEL})",
+    )
+    which.add_argument(
+        "--smoke",
+        action="store_true",
+        help="build and export the seeded tiny random DeBERTa-v2 test model (plumbing checks only)",
+    )
+    source.add_argument(
+        "--revision",
+        default=None,
+        help=f"hub commit to export; required with a hub id (default model: {DEFAULT_REVISION})",
+    )
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="model directory to write (default: models/<name>-<revision[:12]>, or models/<dir>-local); "
+        "with --variants and no export flags, an existing export (of any model) to add the variants to",
+    )
+    export = parser.add_argument_group("export")
+    export.add_argument("--opset", type=int_range(11, 30), default=None, help="ONNX opset (default: optimum's)")
+    export.add_argument(
+        "--max-length",
+        type=int_range(8, 1 << 20),
+        default=None,
+        help="truncation length in tokens (default: the tokenizer's model_max_length, 512 for DeBERTa-v3)",
+    )
+    export.add_argument(
+        "--atol",
+        type=positive_float,
+        default=None,
+        help="parity gate: max |logit difference| between PyTorch and onnxruntime (default: 1e-4)",
+    )
+    export.add_argument(
+        "--attention",
+        choices=ATTENTIONS,
+        default=None,
+        help="attention in the exported graph: stock (transformers') or span (DeBERTa-v2/v3 span-sliced "
+        "relative attention, same parity gate) (default: stock)",
+    )
+    from .variants import (
+        add_variant_arguments,  # argparse + numpy only; torch stays lazy
+    )
+
+    add_variant_arguments(parser)
+    return parser
+
+
+def _quiet_third_party() -> None:
+    """Silence progress bars, advisory logs and warnings of torch/transformers/optimum.
+
+    The parity gate is this tool's check; their warnings would only bury the
+    one-line result.
+    """
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    warnings.simplefilter("ignore")
+
+
+def _adds_variants_only(args: argparse.Namespace) -> bool:
+    """Whether the call only adds ``--variants`` to the export already at ``--output``."""
+    from .existing import holds_export
+
+    export_flags = (args.model, args.revision, args.opset, args.max_length, args.atol, args.attention)
+    return (
+        bool(args.variants)
+        and not args.smoke
+        and all(value is None for value in export_flags)
+        and args.output is not None
+        and holds_export(args.output)
+    )
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``python -m export``; return the exit status.
+
+    Args:
+        argv: arguments without the program name (default: ``sys.argv[1:]``).
+
+    Returns:
+        0 on success (new export, or an existing good one verified, plus any
+        variants), else the failing :class:`~verifier_export.errors.ExportError`'s
+        ``exit_code`` (1, 3, 4 or 5). Usage errors exit 2 through argparse.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.smoke and (args.revision is not None or args.max_length is not None):
+        parser.error("--smoke takes no --revision or --max-length")
+    _quiet_third_party()
+
+    from .errors import ExportError, report_error
+    from .onnx import Attention
+    from .variants import run_variants
+
+    if _adds_variants_only(args):
+        return run_variants(args.output, args.variants, args, "export")
+
+    from .parity import DEFAULT_ATOL
+    from .pipeline import export_model, export_smoke
+
+    atol = args.atol if args.atol is not None else DEFAULT_ATOL
+    attention: Attention = args.attention if args.attention is not None else "stock"
+    try:
+        if args.smoke:
+            report = export_smoke(args.output, opset=args.opset, atol=atol, attention=attention)
+        else:
+            from verifier.types import DEFAULT_MODEL
+
+            report = export_model(
+                args.model if args.model is not None else DEFAULT_MODEL,
+                revision=args.revision,
+                output=args.output,
+                opset=args.opset,
+                max_length=args.max_length,
+                atol=atol,
+                attention=attention,
+            )
+    except ExportError as exc:
+        return report_error(exc, "export")
+    except ImportError as exc:
+        print(f"export: error: {exc} (install the 'export' extra)", file=sys.stderr)
+        return 1
+    for line in report.summary_lines():
+        print(line)
+    if args.variants:
+        return run_variants(report.output_dir, args.variants, args, "export")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
