@@ -153,18 +153,34 @@ class TestVariants:
 
 
     @pytest.mark.slow
-    def test_failed_gate_records_nothing(self, variants_dir: Path) -> None:
-        """Fail closed: one variant missing its gate leaves the manifest and directory as they were."""
+    def test_a_failed_gate_keeps_the_variants_that_passed(self, variants_dir: Path) -> None:
+        """Regression: `--variants optimized int8` where int8 failed its gate discarded the optimized variant
+        that passed. Now the passing one is recorded, the failing one is not, and the error says both."""
+        from verifier_export.errors import ParityError
+        from verifier_export.variants import VariantGate, build_variants
+        from verifier.manifest import read_manifest, verify_files
+
+        impossible = VariantGate(max_abs_logit_diff=1e-12, max_prob_diff=None, min_argmax_agreement=1.0)
+        with pytest.raises(ParityError, match=re.escape("1 variant(s) failed their parity gate")) as caught:
+            build_variants(variants_dir, ["optimized", "int8"], gates={"int8": impossible})
+        # the same collector as every golden re-check: each bound missed, with its worst pair
+        assert re.search(r"int8: max \|Δlogit\| \S+ > atol 1e-12 \(worst: golden pair \d+\)", str(caught.value))
+        assert str(caught.value).endswith("; recorded anyway: optimized")
+        manifest = read_manifest(variants_dir)
+        assert sorted(manifest.variants) == ["optimized"] and "model.int8.onnx" not in manifest.files
+        assert verify_files(variants_dir, manifest) == []
+        assert not (variants_dir / "model.int8.onnx").exists() and not list(variants_dir.glob(".*partial*"))
+
+    def test_a_failed_gate_alone_records_nothing(self, variants_dir: Path) -> None:
+        """Fail closed for the failing variant: the manifest and directory stay as they were."""
         from verifier_export.errors import ParityError
         from verifier_export.variants import VariantGate, build_variants
 
         before = (variants_dir / "manifest.json").read_bytes()
         files = sorted(p.name for p in variants_dir.iterdir())
         impossible = VariantGate(max_abs_logit_diff=1e-12, max_prob_diff=None, min_argmax_agreement=1.0)
-        with pytest.raises(ParityError, match=re.escape("1 variant(s) failed their parity gate")) as caught:
-            build_variants(variants_dir, ["optimized", "int8"], gates={"int8": impossible})
-        # the same collector as every golden re-check: each bound missed, with its worst pair
-        assert re.search(r"int8: max \|Δlogit\| \S+ > atol 1e-12 \(worst: golden pair \d+\)", str(caught.value))
+        with pytest.raises(ParityError, match=re.escape("1 variant(s) failed their parity gate")):
+            build_variants(variants_dir, ["int8"], gates={"int8": impossible})
         assert (variants_dir / "manifest.json").read_bytes() == before
         assert sorted(p.name for p in variants_dir.iterdir()) == files
 

@@ -49,7 +49,10 @@ def run_export_cli(*args: str, cwd: Path = REPO, env: Optional[dict[str, str]] =
 
 
 def assert_one_error_line(stderr: str, pattern: str) -> None:
+    """One ``export: error:`` line; a failed download adds exactly one ``next:`` line after it."""
     lines = [line for line in stderr.splitlines() if line.strip()]
+    if len(lines) == 2 and lines[1].startswith("next: "):
+        lines = lines[:1]
     assert len(lines) == 1, f"expected one error line, got: {stderr!r}"
     assert lines[0].startswith("export: error: ")
     assert re.search(pattern, lines[0]), lines[0]
@@ -577,7 +580,7 @@ def test_cli_hub_id_from_offline_cache(tiny_source_dir: Path, tmp_path: Path) ->
     unknown = run_export_cli("--model", "tiny-org/tiny-nli", "--revision", "f" * 40, cwd=work, env=env)
     assert unknown.returncode == 1
     assert_one_error_line(unknown.stderr, "downloading revision f{40} from the Hugging Face hub failed")
-    assert unknown.stderr.endswith(f" {OFFLINE_HINT}\n")
+    assert unknown.stderr.splitlines()[0].endswith(f" {OFFLINE_HINT}")
     assert listing(work / "models") == ["tiny-nli-main"]
 
 
@@ -602,7 +605,18 @@ def test_failed_hub_download_ends_with_offline_hint(tmp_path: Path) -> None:
         f"export: error: --model tiny-org/absent-nli: no local directory of that name, and downloading revision "
         f"{revision} from the Hugging Face hub failed: "
     )
-    assert proc.stderr.endswith(f" {OFFLINE_HINT}\n")
+    error, advice = proc.stderr.splitlines()
+    assert error.endswith(f" {OFFLINE_HINT}")
+    try:  # the interpreter as the tool prints it: relative to the working directory when under it
+        python = str(Path(sys.executable).relative_to(REPO))
+    except ValueError:
+        python = sys.executable
+    run = f"{python} -m verifier_export"
+    assert advice == (
+        f"next: with a copy of the model folder: {run} --model /path/to/absent-nli --model-id tiny-org/absent-nli "
+        f"--revision {revision}; with a Hugging Face cache that holds it: HF_HUB_OFFLINE=1 {run} --model "
+        f"tiny-org/absent-nli --revision {revision}; plumbing only (random weights): {run} --smoke"
+    )
     assert listing(tmp_path) == []
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "FileRecord",
     "ParityReport",
     "VariantRecord",
+    "IdentityRecord",
     "Manifest",
     "sha256_file",
     "check_file_name",
@@ -133,6 +134,34 @@ class VariantRecord(BaseModel):
     parity: ParityReport
 
 
+class IdentityRecord(BaseModel):
+    """Which model and revision the exported weights are, as claimed, and how that was established.
+
+    Attributes:
+        claimed_model: the hub id the export names (``Manifest.model``).
+        claimed_revision: the revision it names (``Manifest.requested_revision``).
+        established_by: ``"hub-download"`` (downloaded at that revision by
+            huggingface_hub, commit recorded), ``"hf-cache-snapshot"`` (a local
+            copy inside a Hugging Face cache: repo and commit read from its path),
+            ``"hf-local-dir-metadata"`` (a ``--local-dir`` download: the commit and
+            LFS sha256s in its ``.cache/huggingface`` metadata checked against the
+            files), or ``"stated"`` (a plain folder: the user's word only; the
+            source files' digests are recorded so anyone can compare them with
+            the hub's).
+        detail: what was checked, in words.
+        source_files: sha256 and size of the source directory's config, weights
+            and tokenizer files, as exported.
+    """
+
+    model_config = _FROZEN
+
+    claimed_model: str
+    claimed_revision: Optional[str] = None
+    established_by: Literal["hub-download", "hf-cache-snapshot", "hf-local-dir-metadata", "stated"]
+    detail: str
+    source_files: dict[_FileName, FileRecord] = Field(default_factory=dict)
+
+
 class Manifest(BaseModel):
     """Self-description of one exported model directory.
 
@@ -159,6 +188,7 @@ class Manifest(BaseModel):
     versions: dict[str, str]
     parity: ParityReport
     variants: dict[str, VariantRecord] = Field(default_factory=dict)
+    identity: Optional[IdentityRecord] = None
     created_at: str
 
     @property

@@ -43,7 +43,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .errors import DownloadError, ExportError, LabelError, ManifestError, ParityError
+    from .errors import (
+        DownloadError,
+        ExportError,
+        LabelError,
+        ManifestError,
+        ParityError,
+    )
     from .pipeline import ExportReport, export_model, export_smoke
     from .variants import VariantGate, VariantOptions, VariantsReport, build_variants
 

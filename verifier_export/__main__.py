@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"hub commit to export; required with a hub id (default model: {DEFAULT_REVISION})",
     )
+    source.add_argument(
+        "--model-id",
+        default=None,
+        metavar="ORG/NAME",
+        help="with a local --model folder: the hub id it is a copy of; the export is named and placed as that "
+        "model (checked against a cache snapshot's path or download metadata; --revision required otherwise)",
+    )
     output = parser.add_argument_group("output")
     output.add_argument(
         "--output",
@@ -127,7 +134,7 @@ def _adds_variants_only(args: argparse.Namespace) -> bool:
     """Whether the call only adds ``--variants`` to the export already at ``--output``."""
     from .existing import holds_export
 
-    export_flags = (args.model, args.revision, args.opset, args.max_length, args.atol, args.attention)
+    export_flags = (args.model, args.revision, args.model_id, args.opset, args.max_length, args.atol, args.attention)
     return (
         bool(args.variants)
         and not args.smoke
@@ -154,7 +161,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error("--smoke takes no --revision or --max-length")
     _quiet_third_party()
 
-    from .errors import ExportError, report_error
+    from .errors import DownloadError, ExportError, report_error
     from .onnx import Attention
     from .variants import run_variants
 
@@ -180,17 +187,73 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 max_length=args.max_length,
                 atol=atol,
                 attention=attention,
+                model_id=args.model_id,
             )
+    except DownloadError as exc:
+        status = report_error(exc, "export")
+        print(_offline_next(args), file=sys.stderr)
+        return status
     except ExportError as exc:
         return report_error(exc, "export")
     except ImportError as exc:
-        print(f"export: error: {exc} (install the 'export' extra)", file=sys.stderr)
+        print(
+            f"export: error: {exc}; the exporter needs torch (pinned, CPU) and the export extra: "
+            f"run `bash scripts/setup.sh`, or `{_python()} -m pip install torch==2.13.0` first and then "
+            f"`{_python()} -m pip install -e '.[export]'` (a bare torch requirement pulls a multi-GB CUDA build)",
+            file=sys.stderr,
+        )
         return 1
     for line in report.summary_lines():
         print(line)
     if args.variants:
-        return run_variants(report.output_dir, args.variants, args, "export")
+        status = run_variants(report.output_dir, args.variants, args, "export")
+        if status:
+            return status
+    print(_use_next(report.output_dir, report.manifest.model, report.manifest.revision))
     return 0
+
+
+def _python() -> str:
+    """The interpreter as a user would type it here: ``.venv/bin/python`` when it is under the working directory."""
+    executable = Path(sys.executable)
+    try:
+        return str(executable.relative_to(Path.cwd()))
+    except ValueError:
+        return str(executable)
+
+
+def _use_next(output_dir: Path, model: str, revision: str) -> str:
+    """One line naming the command that uses the new directory."""
+    from verifier.options import RuntimeOptions
+
+    default = RuntimeOptions().resolve_model_dir(model, revision)
+    try:
+        is_default = default.resolve() == output_dir.resolve()
+    except OSError:  # pragma: no cover - unresolvable path
+        is_default = False
+    where = "" if is_default else f" --model-dir {output_dir}"
+    return f"next: {_python()} -m verifier verify examples/claims.jsonl{where}"
+
+
+def _module() -> str:
+    """``export`` when run through the checkout's shim (``python -m export``), else ``verifier_export``."""
+    return "export" if sys.argv and Path(sys.argv[0]).parent.name == "export" else "verifier_export"
+
+
+def _offline_next(args: argparse.Namespace) -> str:
+    """One line with the exact next command when the hub cannot be reached."""
+    from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
+
+    model = args.model if args.model is not None else DEFAULT_MODEL
+    revision = args.revision if args.revision is not None else (DEFAULT_REVISION if model == DEFAULT_MODEL else "<commit>")
+    name = model.rstrip("/").split("/")[-1]
+    run = f"{_python()} -m {_module()}"
+    return (
+        f"next: with a copy of the model folder: {run} --model /path/to/{name} --model-id {model} "
+        f"--revision {revision}; with a Hugging Face cache that holds it: HF_HUB_OFFLINE=1 {run}"
+        f"{'' if args.model is None else ' --model ' + model} --revision {revision}; plumbing only (random weights): "
+        f"{run} --smoke"
+    )
 
 
 if __name__ == "__main__":

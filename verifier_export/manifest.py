@@ -26,7 +26,13 @@ from typing import Iterator, Sequence
 
 from pydantic import ValidationError
 
-from verifier.manifest import MANIFEST_NAME, REQUIRED_FILES, FileRecord, Manifest, sha256_file
+from verifier.manifest import (
+    MANIFEST_NAME,
+    REQUIRED_FILES,
+    FileRecord,
+    Manifest,
+    sha256_file,
+)
 from verifier.model_directory import ModelDirectory
 from verifier.types import ClaimVerificationError
 from verifier.validation import describe_validation_error

@@ -24,18 +24,32 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
 from verifier.golden import GOLDEN_NAME, write_golden
-from verifier.manifest import CONFIG_NAME, RANDOM_WEIGHTS_CONFIG_KEY, REQUIRED_FILES, TOKENIZER_NAME, Manifest
+from verifier.manifest import (
+    CONFIG_NAME,
+    RANDOM_WEIGHTS_CONFIG_KEY,
+    REQUIRED_FILES,
+    TOKENIZER_NAME,
+    Manifest,
+)
 from verifier.options import default_model_dir
 from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 
 from .errors import DownloadError, ExportError
 from .existing import check_target, redo_advice
-from .manifest import collect_versions, file_records, publish, staging_dir, utc_now, write_manifest
+from .identity import establish, unnamed_local
+from .manifest import (
+    collect_versions,
+    file_records,
+    publish,
+    staging_dir,
+    utc_now,
+    write_manifest,
+)
 from .onnx import (
     Attention,
     check_attention,
@@ -49,7 +63,13 @@ from .onnx import (
     write_tokenizer_json,
 )
 from .parity import DEFAULT_ATOL, ParityResult, run_parity
-from .source import ModelSource, SourceKind, plan_source, resolve_source
+from .source import (
+    ModelSource,
+    SourceKind,
+    looks_like_hub_id,
+    plan_source,
+    resolve_source,
+)
 
 __all__ = [
     "SMOKE_MODEL",
@@ -258,6 +278,7 @@ def _build(
         pad_token_id=pad_token_id,
         versions=collect_versions(),
         parity=parity.report,
+        identity=source.identity,
         created_at=utc_now(),
     )
     write_manifest(staging, manifest)
@@ -326,6 +347,7 @@ def export_model(
     atol: float = DEFAULT_ATOL,
     attention: Attention = "stock",
     onnx_hook: Optional[OnnxHook] = None,
+    model_id: Optional[str] = None,
 ) -> ExportReport:
     """Export a three-label NLI cross-encoder to a verified ONNX model directory.
 
@@ -349,6 +371,13 @@ def export_model(
             in the manifest, and not compared when ``output`` already holds an
             export.
         onnx_hook: called with ``model.onnx`` right after export, before the gate.
+        model_id: with a local ``model`` folder: the hub id it is a copy of. The
+            export then names that model (not the folder), defaults to its
+            default location (``models/<name>-<revision[:12]>``), and records
+            how the identity was established
+            (:func:`verifier_export.identity.establish`: a cache snapshot's path,
+            download metadata, or the user's word; ``revision`` is required for a
+            plain folder).
 
     A source whose ``config.json`` carries
     :data:`verifier.manifest.RANDOM_WEIGHTS_CONFIG_KEY` (every seeded test
@@ -380,13 +409,27 @@ def export_model(
     attention = _check_arguments(opset, max_length, atol, attention)
     kind, pinned = plan_source(model, revision, default_model=DEFAULT_MODEL, default_revision=DEFAULT_REVISION)
     local = kind == "local"
+    if model_id is not None and not local:
+        raise ExportError(f"--model-id {model_id}: names the hub id of a local copy; --model {model} is not a local folder")
     # A local directory is checked at once; a hub id is downloaded only when the target needs it.
     checked = resolve_source(model, pinned) if local else None
+    if checked is not None and model_id is not None:
+        if not looks_like_hub_id(model_id):
+            raise ExportError(f"--model-id {model_id}: not a hub id (org/name)")
+        established = establish(checked.path, model_id, pinned)
+        checked = replace(
+            checked, model=model_id, requested_revision=established.revision,
+            resolved_revision=established.resolved, identity=established.record,
+        )
+        model, pinned = model_id, established.revision
+    elif checked is not None:
+        checked = replace(checked, identity=unnamed_local(checked.path, checked.model, checked.requested_revision, checked.resolved_revision))
 
     def resolve() -> ModelSource:
         return checked if checked is not None else _resolve_hub(model, str(pinned))
 
-    target = Path(output) if output is not None else default_output_dir(model, pinned, local=local)
+    named = model_id is not None
+    target = Path(output) if output is not None else default_output_dir(model, pinned, local=local and not named)
     return _run(
         model=model,
         kind=kind,

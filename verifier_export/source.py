@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
 
+from verifier.manifest import IdentityRecord
 from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 
 from .errors import DownloadError, ExportError, one_line
+from .identity import source_file_records
 
 __all__ = [
     "HUB_ALLOW_PATTERNS",
@@ -70,6 +72,8 @@ class ModelSource:
             directory without one).
         resolved_revision: the 40-hex commit the files came from, when known
             (a hub snapshot, or a local directory inside a hub cache).
+        identity: how the identity was established (recorded in the manifest;
+            ``None`` for the seeded test model).
     """
 
     model: str
@@ -77,6 +81,7 @@ class ModelSource:
     kind: SourceKind
     requested_revision: Optional[str]
     resolved_revision: Optional[str]
+    identity: Optional[IdentityRecord] = None
 
 
 def looks_like_hub_id(model: str) -> bool:
@@ -184,8 +189,16 @@ def resolve_source(
     resolved_commit = snapshot.name if _COMMIT_RE.match(snapshot.name) else None
     if _COMMIT_RE.match(revision) and resolved_commit is not None and resolved_commit != revision:
         raise ExportError(f"{model}@{revision}: the hub resolved a different commit {resolved_commit}")
+    record = IdentityRecord(
+        claimed_model=model,
+        claimed_revision=revision,
+        established_by="hub-download",
+        detail=f"huggingface_hub snapshot_download of {model} at {revision}: commit {resolved_commit or 'not recorded'}",
+        source_files=source_file_records(snapshot),
+    )
     return ModelSource(
-        model=model, path=snapshot, kind="hub", requested_revision=revision, resolved_revision=resolved_commit
+        model=model, path=snapshot, kind="hub", requested_revision=revision, resolved_revision=resolved_commit,
+        identity=record,
     )
 
 

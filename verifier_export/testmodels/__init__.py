@@ -33,7 +33,12 @@ Errors::
 from __future__ import annotations
 
 from .base import build_deberta_v3_base_random, deberta_v3_base_config
-from .common import DEFAULT_LABEL_ORDER, REAL_TOKENIZER_DIR_ENV, REAL_TOKENIZER_FILES, real_tokenizer_dir
+from .common import (
+    DEFAULT_LABEL_ORDER,
+    REAL_TOKENIZER_DIR_ENV,
+    REAL_TOKENIZER_FILES,
+    real_tokenizer_dir,
+)
 from .tiny import Architecture, build_tiny_model
 
 __all__ = [

@@ -60,7 +60,13 @@ Exceptions::
 from __future__ import annotations
 
 from .build import build_variants, variant_parity
-from .cli import add_variant_arguments, build_parser, main, run_variants, variant_settings
+from .cli import (
+    add_variant_arguments,
+    build_parser,
+    main,
+    run_variants,
+    variant_settings,
+)
 from .gates import (
     DEFAULT_GATES,
     VARIANT_FILES,

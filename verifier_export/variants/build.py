@@ -16,7 +16,13 @@ import time
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from verifier.manifest import FileRecord, Manifest, ParityReport, VariantRecord, sha256_file
+from verifier.manifest import (
+    FileRecord,
+    Manifest,
+    ParityReport,
+    VariantRecord,
+    sha256_file,
+)
 from verifier.session import create_session, session_options
 
 from ..errors import ExportError, ParityError
@@ -152,8 +158,9 @@ def build_variants(
     Raises:
         ExportError: an unknown variant name, or onnxruntime / quantisation failed.
         ManifestError: ``model_dir`` does not verify against its manifest.
-        ParityError: a variant missed its gate; nothing was recorded, temporary
-            files were removed, the message lists every failure.
+        ParityError: a variant missed its gate. It is not recorded and its
+            temporary file is removed; variants that passed are recorded all the
+            same (the message lists every failure and what was recorded).
 
     Example:
         >>> report = build_variants(Path("models/tiny"), ["int8"])  # doctest: +SKIP
@@ -196,14 +203,17 @@ def build_variants(
             )
             results.append(result)
             built.append((result, temporary))
+        passed = [(result, temporary) for result, temporary in built if not result.failures]
+        updated = _record(model_dir, manifest, source, passed, options) if passed else manifest
         failed = [result for result in results if result.failures]
         if failed:
+            recorded = f"; recorded anyway: {', '.join(r.name for r, _ in passed)}" if passed else ""
             raise ParityError(
                 f"{len(failed)} variant(s) failed their parity gate against the PyTorch golden logits: "
-                + "; ".join(f"{r.name}: {', '.join(r.failures)}" for r in failed),
+                + "; ".join(f"{r.name}: {', '.join(r.failures)}" for r in failed)
+                + recorded,
                 report="\n".join(result.summary() for result in results),
             )
-        updated = _record(model_dir, manifest, source, built, options) if built else manifest
     finally:
         for temporary in staged:
             temporary.unlink(missing_ok=True)

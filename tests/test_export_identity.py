@@ -1,0 +1,121 @@
+"""A real model copied onto an offline server: exported under its hub identity, to the default location.
+
+Regression: ``python -m export --model /path/to/copied/model`` wrote
+``models/<dir>-local`` and recorded the machine-local path as the model id,
+so ``ClaimVerifier()`` and ``verify`` without ``--model-dir`` could never use
+it. Now ``--model-id`` (with ``--revision``) names the copy; what can be
+checked offline is checked, and the manifest records how the identity was
+established. The copies here are the seeded tiny model (the identity rules
+do not depend on the weights).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from verifier import DEFAULT_MODEL, DEFAULT_REVISION, ClaimEvidence, ClaimVerifier  # noqa: E402
+from verifier.manifest import read_manifest  # noqa: E402
+from verifier_export.errors import ExportError  # noqa: E402
+from verifier_export.identity import establish  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "verifier_export", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+@pytest.mark.slow
+def test_a_copied_folder_becomes_the_default_model(tiny_source_dir: Path, tmp_path: Path) -> None:
+    copy = Path(shutil.copytree(tiny_source_dir, tmp_path / "copied" / "nli-deberta-v3-base"))
+    work = tmp_path / "server"
+    work.mkdir()
+    proc = _run("--model", str(copy), "--model-id", DEFAULT_MODEL, "--revision", DEFAULT_REVISION, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    target = work / "models" / f"nli-deberta-v3-base-{DEFAULT_REVISION[:12]}"
+    manifest = read_manifest(target)
+    assert (manifest.model, manifest.requested_revision, manifest.resolved_revision) == (DEFAULT_MODEL, DEFAULT_REVISION, None)
+    assert manifest.identity is not None and manifest.identity.established_by == "stated"
+    config = (copy / "config.json").read_bytes()
+    assert manifest.identity.source_files["config.json"].sha256 == hashlib.sha256(config).hexdigest()
+    # the last line names the command that uses it: no --model-dir, it is the default location
+    assert proc.stdout.splitlines()[-1].endswith("-m verifier verify examples/claims.jsonl")
+
+    # ClaimVerifier() with no argument, from that directory, uses it
+    here = Path.cwd()
+    try:
+        os.chdir(work)
+        verifier = ClaimVerifier()
+        result = verifier.verify_sync("The launch is Tuesday.", [ClaimEvidence(reference="m1", memory_id="00000000-0000-0000-0000-000000000001", text="The launch is Tuesday.")])
+    finally:
+        os.chdir(here)
+    assert (result.model, result.requested_revision, result.model_called) == (DEFAULT_MODEL, DEFAULT_REVISION, True)
+
+    # and so does the command line, without --model-dir
+    rows = work / "claims.jsonl"
+    rows.write_text(json.dumps({"claim": "x y", "evidence": [{"reference": "m1", "memory_id": "00000000-0000-0000-0000-000000000002", "text": "x y"}]}) + "\n")
+    verify = subprocess.run([sys.executable, "-m", "verifier", "verify", str(rows), "-q"], cwd=work, capture_output=True, text=True, timeout=120)
+    assert verify.returncode == 0, verify.stderr
+    assert json.loads(verify.stdout)["model"] == DEFAULT_MODEL
+
+
+def test_a_plain_folder_needs_a_revision(tiny_source_dir: Path) -> None:
+    with pytest.raises(ExportError, match="--revision is required for a plain folder"):
+        establish(tiny_source_dir, DEFAULT_MODEL, None)
+
+
+def _snapshot(tmp_path: Path, source: Path, repo: str) -> Path:
+    repo_dir = tmp_path / "hub" / f"models--{repo.replace('/', '--')}"
+    snapshot = Path(shutil.copytree(source, repo_dir / "snapshots" / COMMIT))
+    (repo_dir / "refs").mkdir()
+    (repo_dir / "refs" / "main").write_text(COMMIT, encoding="utf-8")
+    return snapshot
+
+
+def test_a_cache_snapshot_is_checked_against_its_path(tiny_source_dir: Path, tmp_path: Path) -> None:
+    snapshot = _snapshot(tmp_path, tiny_source_dir, "org/tiny-nli")
+    found = establish(snapshot, "org/tiny-nli", None)
+    assert (found.revision, found.resolved, found.record.established_by) == (COMMIT, COMMIT, "hf-cache-snapshot")
+    assert establish(snapshot, "org/tiny-nli", "main").resolved == COMMIT  # a ref naming that commit
+    with pytest.raises(ExportError, match="a cache snapshot of org/tiny-nli, not org/other"):
+        establish(snapshot, "org/other", None)
+    with pytest.raises(ExportError, match=f"the cache snapshot is commit {COMMIT}, not --revision {'f' * 40}"):
+        establish(snapshot, "org/tiny-nli", "f" * 40)
+
+
+def test_local_dir_metadata_is_checked_against_the_files(tiny_source_dir: Path, tmp_path: Path) -> None:
+    copy = Path(shutil.copytree(tiny_source_dir, tmp_path / "local"))
+    weights = next(name for name in ("model.safetensors", "pytorch_model.bin") if (copy / name).exists())
+    meta = copy / ".cache" / "huggingface" / "download"
+    meta.mkdir(parents=True)
+    digest = hashlib.sha256((copy / weights).read_bytes()).hexdigest()
+    (meta / f"{weights}.metadata").write_text(f"{COMMIT}\n{digest}\n1700000000.0\n", encoding="utf-8")
+    (meta / "config.json.metadata").write_text(f"{COMMIT}\nabc123\n1700000000.0\n", encoding="utf-8")
+    found = establish(copy, "org/tiny-nli", COMMIT)
+    assert (found.resolved, found.record.established_by) == (COMMIT, "hf-local-dir-metadata")
+    assert weights in found.record.detail
+    (meta / f"{weights}.metadata").write_text(f"{COMMIT}\n{'0' * 64}\n1700000000.0\n", encoding="utf-8")
+    with pytest.raises(ExportError, match=f"{weights} has sha256 {digest}, but the hub recorded {'0' * 64}"):
+        establish(copy, "org/tiny-nli", COMMIT)
+    with pytest.raises(ExportError, match=f"downloaded at commit {COMMIT}, not --revision {'f' * 40}"):
+        establish(copy, "org/tiny-nli", "f" * 40)
+
+
+def test_model_id_needs_a_local_folder(tmp_path: Path) -> None:
+    proc = _run("--model", "org/hub-model", "--revision", COMMIT, "--model-id", "org/x", "--output", str(tmp_path / "m"), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "--model-id org/x: names the hub id of a local copy" in proc.stderr
