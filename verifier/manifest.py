@@ -168,6 +168,9 @@ class Manifest(BaseModel):
     ``labels`` is ``id2label`` in index order (logit column ``i`` is
     ``labels[i]``). ``inputs`` are the ONNX graph's input names in graph order.
     ``random_weights`` marks smoke/test models whose decisions mean nothing.
+    ``attention`` is how the exported graph computes attention (``span``:
+    span-sliced relative attention; ``None`` in manifests written before it
+    was recorded).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -189,6 +192,7 @@ class Manifest(BaseModel):
     parity: ParityReport
     variants: dict[str, VariantRecord] = Field(default_factory=dict)
     identity: Optional[IdentityRecord] = None
+    attention: Optional[Literal["stock", "span"]] = None
     created_at: str
 
     @property

@@ -106,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--attention",
         choices=ATTENTIONS,
         default=None,
-        help="attention in the exported graph: stock (transformers') or span (DeBERTa-v2/v3 span-sliced "
-        "relative attention, same parity gate) (default: stock)",
+        help="attention in the exported graph: span (DeBERTa-v2/v3 span-sliced relative attention where it "
+        "applies, same parity gate, stock if it misses it) or stock (transformers') (default: span)",
     )
     from .variants import (
         add_variant_arguments,  # argparse + numpy only; torch stays lazy
@@ -172,7 +172,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from .pipeline import export_model, export_smoke
 
     atol = args.atol if args.atol is not None else DEFAULT_ATOL
-    attention: Attention = args.attention if args.attention is not None else "stock"
+    attention: Attention = args.attention if args.attention is not None else "span"
     try:
         if args.smoke:
             report = export_smoke(args.output, opset=args.opset, atol=atol, attention=attention)

@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Literal, Optional, Sequence
 
 from verifier.golden import GOLDEN_NAME, write_golden
 from verifier.manifest import (
@@ -41,6 +41,7 @@ from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 
 from .errors import DownloadError, ExportError
 from .existing import check_target, redo_advice
+from .graph import export_gated
 from .identity import establish, unnamed_local
 from .manifest import (
     collect_versions,
@@ -54,10 +55,8 @@ from .onnx import (
     Attention,
     check_attention,
     default_max_length,
-    export_onnx,
     load_reference_tokenizer,
     load_torch_model,
-    onnx_graph_info,
     read_config,
     read_labels,
     write_tokenizer_json,
@@ -96,8 +95,7 @@ OFFLINE_HINT = (
     "(offline? export a local Hugging Face directory with --model /path/to/dir, "
     "or run python -m export --smoke for a random-weights plumbing model)"
 )
-#: Called with the freshly exported ``model.onnx`` before the parity gate
-#: (tests use it to perturb the file and watch the gate fail).
+#: Called with each exported ``model.onnx`` before its parity gate (tests perturb it).
 OnnxHook = Callable[[Path], None]
 
 
@@ -115,6 +113,8 @@ class ExportReport:
         verified_max_abs_logit_diff: when verified, the largest |Δlogit| of
             onnxruntime against the recorded golden logits.
         seconds: wall time of the call.
+        attention_note: why span-sliced attention was not used although asked
+            for (it missed the gate), else empty.
     """
 
     status: Literal["exported", "verified"]
@@ -124,6 +124,7 @@ class ExportReport:
     tokenizer_json: Optional[Literal["copied", "converted"]]
     verified_max_abs_logit_diff: Optional[float]
     seconds: float
+    attention_note: str = ""
 
     def summary_lines(self) -> list[str]:
         """Human-readable summary, one fact per line (random weights flagged first)."""
@@ -152,8 +153,10 @@ class ExportReport:
         lines.append(
             f"labels {', '.join(manifest.labels)}; inputs {', '.join(manifest.inputs)}; "
             f"opset {manifest.opset}; max length {manifest.max_length}; tokenizer.json {self.tokenizer_json}; "
-            f"{self.seconds:.1f} s"
+            f"attention {manifest.attention or 'stock'}; {self.seconds:.1f} s"
         )
+        if self.attention_note:
+            lines.append(f"note: {self.attention_note}")
         return lines
 
 
@@ -220,8 +223,8 @@ def _build(
     atol: float,
     attention: Attention,
     onnx_hook: Optional[OnnxHook],
-) -> tuple[Manifest, ParityResult, Literal["copied", "converted"]]:
-    """Write a complete export (manifest last) into ``staging``."""
+) -> tuple[Manifest, ParityResult, Literal["copied", "converted"], str]:
+    """Write a complete export (manifest last) into ``staging``; the last item says why span was not used."""
     config_path = source.path / CONFIG_NAME
     config = read_config(source.path)
     labels = read_labels(config, where=str(config_path))
@@ -242,26 +245,19 @@ def _build(
         raise ExportError(f"{source.path}: the tokenizer has no pad token and config.json no pad_token_id")
 
     torch_model = load_torch_model(source.path)
-    onnx_path = export_onnx(torch_model, staging / "model.onnx", opset=opset, attention=attention)
-    if onnx_hook is not None:
-        onnx_hook(onnx_path)
-    inputs, outputs, graph_opset = onnx_graph_info(onnx_path)
-    if "logits" not in outputs:
-        raise ExportError(f"{onnx_path}: the graph has no 'logits' output (outputs: {list(outputs)})")
 
-    parity = run_parity(
-        torch_model=torch_model,
-        reference_tokenizer=reference_tokenizer,
-        onnx_path=onnx_path,
-        tokenizer_json=staging / TOKENIZER_NAME,
-        labels=labels,
-        inputs=inputs,
-        max_length=resolved_max_length,
-        pad_token_id=pad_token_id,
-        atol=atol,
+    def gate(onnx_path: Path, inputs: Sequence[str]) -> ParityResult:
+        return run_parity(
+            torch_model=torch_model, reference_tokenizer=reference_tokenizer, onnx_path=onnx_path,
+            tokenizer_json=staging / TOKENIZER_NAME, labels=labels, inputs=inputs,
+            max_length=resolved_max_length, pad_token_id=pad_token_id, atol=atol,
+        )
+
+    graph = export_gated(
+        torch_model, staging / "model.onnx", config=config, attention=attention, opset=opset, gate=gate,
+        onnx_hook=onnx_hook,
     )
-    parity.raise_if_failed()
-
+    parity, inputs, graph_opset = graph.parity, graph.inputs, graph.opset
     write_golden(staging / GOLDEN_NAME, parity.golden)
     manifest = Manifest(
         model=source.model,
@@ -279,10 +275,11 @@ def _build(
         versions=collect_versions(),
         parity=parity.report,
         identity=source.identity,
+        attention=graph.attention,
         created_at=utc_now(),
     )
     write_manifest(staging, manifest)
-    return manifest, parity, tokenizer_mode
+    return manifest, parity, tokenizer_mode, graph.note
 
 
 def _run(
@@ -315,7 +312,7 @@ def _run(
         )
     with staging_dir(target) as staging:
         source = resolve()
-        manifest, parity, tokenizer_mode = _build(
+        manifest, parity, tokenizer_mode, note = _build(
             source,
             staging,
             random_weights=random_weights,
@@ -334,6 +331,7 @@ def _run(
         tokenizer_json=tokenizer_mode,
         verified_max_abs_logit_diff=None,
         seconds=time.perf_counter() - started,
+        attention_note=note,
     )
 
 
@@ -345,7 +343,7 @@ def export_model(
     opset: Optional[int] = None,
     max_length: Optional[int] = None,
     atol: float = DEFAULT_ATOL,
-    attention: Attention = "stock",
+    attention: Attention = "span",
     onnx_hook: Optional[OnnxHook] = None,
     model_id: Optional[str] = None,
 ) -> ExportReport:
@@ -364,12 +362,14 @@ def export_model(
         max_length: truncation length in tokens, special tokens included
             (default: the tokenizer's ``model_max_length``; 512 for DeBERTa-v3).
         atol: the parity gate's max |Δlogit| (default 1e-4).
-        attention: ``"stock"`` (default: transformers' attention) or ``"span"``
-            (DeBERTa-v2/v3 traced with span-sliced relative attention,
-            :func:`verifier_export.fast_attention.span_sliced_attention`; the same
-            parity gate against the stock PyTorch model decides). Not recorded
-            in the manifest, and not compared when ``output`` already holds an
-            export.
+        attention: ``"span"`` (default: DeBERTa-v2/v3 with shared relative
+            attention keys is traced with span-sliced relative attention,
+            :func:`verifier_export.fast_attention.span_sliced_attention`; other
+            models export stock; a span graph that misses the parity gate is
+            replaced by the stock one, and the report says so) or ``"stock"``
+            (transformers' own attention). The attention exported is recorded
+            as ``Manifest.attention``; it is not compared when ``output``
+            already holds an export.
         onnx_hook: called with ``model.onnx`` right after export, before the gate.
         model_id: with a local ``model`` folder: the hub id it is a copy of. The
             export then names that model (not the folder), defaults to its
@@ -451,7 +451,7 @@ def export_smoke(
     seed: int = 0,
     opset: Optional[int] = None,
     atol: float = DEFAULT_ATOL,
-    attention: Attention = "stock",
+    attention: Attention = "span",
 ) -> ExportReport:
     """Build the seeded tiny DeBERTa-v2 test model and export it (``--smoke``).
 
