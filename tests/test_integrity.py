@@ -126,22 +126,40 @@ class TestPathsStayInside:
 class TestWhatRunsIsWhatWasVerified:
     def test_a_swap_after_verification_does_not_change_what_runs(self, tiny_model_copy: Path, tiny_bert_model_dir: Path) -> None:
         """Regression (time of check / time of use): the model file was hashed, then onnxruntime
-        reopened it by path, so a concurrent swap ran an unverified model. Now the verified bytes
-        are what onnxruntime gets: swapping the file after the check changes nothing."""
+        reopened it by path, so a concurrent swap ran an unverified model. Now onnxruntime reads
+        the very file that was hashed (through its open descriptor): replacing the path after the
+        check changes nothing that runs."""
         expected = OnnxScorer(tiny_model_copy).score(PAIRS)
         recorded = read_manifest(tiny_model_copy).files["model.onnx"].sha256
         seen: list[str] = []
 
         def swap_then_create(model: Any, options: Any, *, providers: Any, where: str) -> Any:
-            # the attacker wins every race: the file is replaced right after it was verified
-            (tiny_model_copy / "model.onnx").write_bytes((tiny_bert_model_dir / "model.onnx").read_bytes())
-            assert isinstance(model, bytes)
-            seen.append(hashlib.sha256(model).hexdigest())
+            # the attacker wins every race: another model is renamed over the path right after the check
+            other = tiny_model_copy / "other.onnx"
+            other.write_bytes((tiny_bert_model_dir / "model.onnx").read_bytes())
+            os.replace(other, tiny_model_copy / "model.onnx")
+            data = model if isinstance(model, bytes) else Path(model).read_bytes()
+            seen.append(hashlib.sha256(data).hexdigest())
             return create_session(model, options, providers=providers, where=where)
 
         got = OnnxScorer(tiny_model_copy, session_factory=swap_then_create).score(PAIRS)
         assert seen == [recorded]
         np.testing.assert_array_equal(got, expected)
+
+    def test_an_in_place_write_during_the_load_is_refused(self, tiny_model_copy: Path) -> None:
+        """A write into the hashed file itself while onnxruntime loads it: the load is refused."""
+
+        def write_then_create(model: Any, options: Any, *, providers: Any, where: str) -> Any:
+            session = create_session(model, options, providers=providers, where=where)
+            with open(tiny_model_copy / "model.onnx", "r+b") as handle:
+                handle.seek(100)
+                byte = handle.read(1)
+                handle.seek(100)
+                handle.write(bytes([byte[0] ^ 0xFF]))
+            return session
+
+        with pytest.raises(ClaimVerificationError, match=re.escape("model.onnx was modified while it was loaded")):
+            OnnxScorer(tiny_model_copy, session_factory=write_then_create).load()
 
     def test_only_the_files_a_run_reads_are_hashed(self, tiny_model_copy: Path) -> None:
         """A corrupt file the chosen variant never reads does not block loading; verify_all reports it."""

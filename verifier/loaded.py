@@ -29,14 +29,16 @@ from .types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from onnxruntime import InferenceSession  # type: ignore[import-untyped,unused-ignore]
-    from tokenizers import Tokenizer  # type: ignore[import-untyped,unused-ignore]
+    from tokenizers import Encoding, Tokenizer  # type: ignore[import-untyped,unused-ignore]
 
 __all__ = ["SessionFactory", "SessionSettings", "BatchSettings", "LoadedModel"]
 
 _LOG = logging.getLogger("verifier.engine")
 
 #: Makes the inference session: ``factory(model, options, providers=..., where=...)`` where
-#: ``model`` is the verified ONNX model's bytes, ``where`` its path for messages, and ``options`` come from
+#: ``model`` is the verified ONNX model (a ``/proc/self/fd/N`` name of the hashed file, or its
+#: verified bytes; :meth:`ModelDirectory.verified_model`), ``where`` its path for messages,
+#: and ``options`` come from
 #: :func:`verifier.session.session_options`. The result needs ``run``,
 #: ``get_inputs``, ``get_outputs`` and ``get_providers`` as onnxruntime's
 #: ``InferenceSession`` has them. Default: :func:`verifier.session.create_session`.
@@ -111,9 +113,8 @@ class LoadedModel:
             graph_optimization_level=settings.graph_optimization_level,
             config_entries=settings.config_entries,
         )
-        session = settings.factory(
-            directory.model_bytes(), options, providers=settings.providers, where=str(directory.model_path)
-        )
+        with directory.verified_model() as model:
+            session = settings.factory(model, options, providers=settings.providers, where=str(directory.model_path))
         input_names, output_name, with_token_type_ids = graph_io(session, directory.manifest, directory.model_path)
         loaded = cls(
             directory=directory,
@@ -139,10 +140,25 @@ class LoadedModel:
                 returned logits of the wrong shape or dtype, or non-finite logits
                 (the message names the batch and the pair indices).
         """
+        return self.run_encoded(self.encode(pairs), batching)
+
+    def encode(self, pairs: Sequence[tuple[str, str]]) -> list["Encoding"]:
+        """Tokenize ``pairs`` in one Rust call (:func:`verifier.tokenization.encode_pairs`).
+
+        Raises:
+            ClaimVerificationError: the tokenizer failed.
+        """
         try:
-            encodings = encode_pairs(self.tokenizer, pairs)
+            return encode_pairs(self.tokenizer, pairs)
         except Exception as exc:  # tokenizers raises plain Exception subclasses
             raise ClaimVerificationError(f"tokenization of {len(pairs)} pairs failed: {exc}") from exc
+
+    def run_encoded(self, encodings: Sequence["Encoding"], batching: BatchSettings) -> BatchedLogits:
+        """Run already-tokenized pairs in planned batches; logits in the order of ``encodings``.
+
+        Raises:
+            ClaimVerificationError: as :meth:`run`, tokenization aside.
+        """
         width = len(self.manifest.labels)
 
         def run_batch(feed: Mapping[str, np.ndarray], indices: np.ndarray, number: int, total: int) -> np.ndarray:

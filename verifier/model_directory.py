@@ -22,12 +22,13 @@ No onnxruntime here: the engine builds the session from what this returns.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 
 import numpy as np
 from pydantic import ValidationError
@@ -221,6 +222,67 @@ class ModelDirectory:
     def model_bytes(self) -> bytes:
         """The chosen variant's ONNX model, verified (:meth:`read_verified`)."""
         return self.read_verified(self.model_file)
+
+    @contextlib.contextmanager
+    def verified_model(self) -> Iterator[Union[str, bytes]]:
+        """The chosen variant's model file, hashed through an open descriptor, for onnxruntime to load.
+
+        The file is opened once; its size and sha256 are checked through that
+        descriptor. Where the OS names open descriptors (``/proc/self/fd/N`` on
+        Linux) that name is yielded, so onnxruntime reads exactly the inode that
+        was hashed — a file renamed over it afterwards is never seen — without
+        a second in-memory copy of the model (loading from bytes costs about
+        one more model size of memory). When the block ends, the descriptor's
+        size and modification time must be as they were, and its change time
+        too unless only its link count changed (it was unlinked or renamed
+        over), so an in-place write during the load is refused. Elsewhere the
+        verified bytes are yielded.
+
+        Raises:
+            ClaimVerificationError: as :meth:`read_verified`, or the file changed
+                while it was being loaded.
+        """
+        name = self.model_file
+        record = self.manifest.files[name]
+        tampered = f"model directory {self.path} does not match its manifest (tampered or incomplete; re-export it)"
+        try:
+            real = resolve_inside(self.path, name)
+        except ValueError as exc:
+            raise ClaimVerificationError(f"{tampered}: {exc}") from None
+        try:
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise ClaimVerificationError(f"{tampered}: {name}: missing") from None
+        except OSError as exc:
+            raise ClaimVerificationError(f"cannot read {self.path / name}: {exc.strerror or exc}") from exc
+        try:
+            before = os.fstat(fd)
+            if not _is_regular(before.st_mode):
+                raise ClaimVerificationError(f"{tampered}: {name}: not a regular file")
+            if before.st_size != record.size:
+                raise ClaimVerificationError(f"{tampered}: {name}: size {before.st_size} != manifest {record.size}")
+            proc = f"/proc/self/fd/{fd}"
+            by_name = os.path.exists(proc)
+            digest = hashlib.sha256()
+            chunks: list[bytes] = []
+            while block := os.read(fd, 1 << 22):
+                digest.update(block)
+                if not by_name:
+                    chunks.append(block)
+            if digest.hexdigest() != record.sha256:
+                raise ClaimVerificationError(f"{tampered}: {name}: sha256 {digest.hexdigest()} != manifest {record.sha256}")
+            yield proc if by_name else b"".join(chunks)
+            after = os.fstat(fd)
+            written = (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns)
+            # the change time also moves when the file is merely unlinked or renamed over (its link count
+            # changes; the content read is still the verified inode's), else it means a write or a touch-up
+            retouched = after.st_ctime_ns != before.st_ctime_ns and after.st_nlink == before.st_nlink
+            if written or retouched:
+                raise ClaimVerificationError(
+                    f"{self.path / name} was modified while it was loaded; refusing a model that may not be the verified one"
+                )
+        finally:
+            os.close(fd)
 
     def read_golden(self) -> Golden:
         """The verified ``golden.json``, parsed.
