@@ -556,7 +556,7 @@ def test_unreadable_manifest(capsys: pytest.CaptureFixture[str], scripted: Built
         (["verify", "x.jsonl", "--entailment-threshold", "0.3"], "argument --entailment-threshold: must be within [0.5, 1.0], got 0.3"),
         (["verify", "x.jsonl", "--contradiction-threshold", "nan"], "argument --contradiction-threshold: must be within [0.5, 1.0], got nan"),
         (["verify", "x.jsonl", "--entailment-policy", "lenient"], "argument --entailment-policy: invalid choice: 'lenient'"),
-        (["verify", "x.jsonl", "--refutation-policy", "strict"], "argument --refutation-policy: invalid choice: 'strict'"),
+        (["verify", "x.jsonl", "--refutation-policy", "lenient"], "argument --refutation-policy: invalid choice: 'lenient'"),
         (["verify", "x.jsonl", "--schedule", "fast"], "argument --schedule: invalid choice: 'fast'"),
         (["verify", "x.jsonl", "--max-group-size", "4"], "argument --max-group-size: invalid choice: 4"),
         (["verify", "x.jsonl", "--threads", "0"], f"argument --threads: must be within [1, {available_cpus()}], got 0"),
@@ -727,7 +727,10 @@ def test_default_model_dir_hint(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
     code, _, err = run_main(capsys, "info")
     assert code == 1
-    assert err.startswith("error: model directory models/nli-deberta-v3-base-6c749ce3425c does not exist; create it once with `python -m export` (")
+    assert err.startswith(
+        f"error: model directory models/nli-deberta-v3-base-6c749ce3425c (relative to {tmp_path}) does not exist; "
+        "create it once with `python -m export` ("
+    )
     assert "or `python -m export --smoke --output DIR` and pass --model-dir DIR (random-weights" in err
 
 

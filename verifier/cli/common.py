@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from ..argtypes import float_range, int_range
 from ..manifest import MANIFEST_NAME, Manifest, read_manifest
+from ..identity import where
 from ..options import MODEL_DIR_ENV, InputLimits, RuntimeOptions, available_cpus
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION, ClaimVerificationConfig
 from ..validation import ValidRequest
@@ -147,14 +148,14 @@ def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -
 def missing_model_message(model_dir: Path) -> str:
     """One line saying the model directory (or its manifest) is missing and how to create it."""
     if model_dir.exists() and not model_dir.is_dir():
-        return f"error: --model-dir {model_dir} is a file, not a model directory; give the directory python -m export wrote"
+        return f"error: --model-dir {where(model_dir)} is a file, not a model directory; give the directory python -m export wrote"
     what = "does not exist" if not model_dir.exists() else f"has no {MANIFEST_NAME}"
     if model_dir == RuntimeOptions().resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION):
         pinned, smoke = "`python -m export`", "`python -m export --smoke --output DIR` and pass --model-dir DIR"
     else:
         pinned, smoke = f"`python -m export --output {model_dir}`", f"`python -m export --smoke --output {model_dir}`"
     return (
-        f"error: model directory {model_dir} {what}; create it once with {pinned} "
+        f"error: model directory {where(model_dir)} {what}; create it once with {pinned} "
         f"(the pinned {DEFAULT_MODEL}; needs the export extra and the Hugging Face hub or a local copy), "
         f"or {smoke} (random-weights test model: meaningless decisions)"
     )
