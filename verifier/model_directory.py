@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
@@ -230,9 +231,11 @@ class ModelDirectory:
         The file is opened once; its size and sha256 are checked through that
         descriptor. Where the OS names open descriptors (``/proc/self/fd/N`` on
         Linux) that name is yielded, so onnxruntime reads exactly the inode that
-        was hashed — a file renamed over it afterwards is never seen — without
+        is hashed — a file renamed over it afterwards is never seen — without
         a second in-memory copy of the model (loading from bytes costs about
-        one more model size of memory). When the block ends, the descriptor's
+        one more model size of memory). The hash runs beside onnxruntime's load
+        and is checked when the block ends, before anything built in it is
+        used: a mismatch raises instead of returning. When the block ends, the descriptor's
         size and modification time must be as they were, and its change time
         too unless only its link count changed (it was unlinked or renamed
         over), so an in-place write during the load is refused. Elsewhere the
@@ -265,13 +268,38 @@ class ModelDirectory:
             by_name = os.path.exists(proc)
             digest = hashlib.sha256()
             chunks: list[bytes] = []
-            while block := os.read(fd, 1 << 22):
-                digest.update(block)
-                if not by_name:
-                    chunks.append(block)
-            if digest.hexdigest() != record.sha256:
-                raise ClaimVerificationError(f"{tampered}: {name}: sha256 {digest.hexdigest()} != manifest {record.sha256}")
-            yield proc if by_name else b"".join(chunks)
+
+            def read_and_hash() -> None:
+                offset = 0
+                while block := os.pread(fd, 1 << 22, offset):
+                    digest.update(block)  # releases the GIL: runs beside onnxruntime's own read
+                    offset += len(block)
+                    if not by_name:
+                        chunks.append(block)
+
+            def check_digest() -> None:
+                if digest.hexdigest() != record.sha256:
+                    raise ClaimVerificationError(
+                        f"{tampered}: {name}: sha256 {digest.hexdigest()} != manifest {record.sha256}"
+                    )
+
+            if by_name:
+                # onnxruntime parses the file while it is hashed; nothing it built is returned
+                # unless the digest matches when the block ends.
+                hashing = threading.Thread(target=read_and_hash, name="claim-verifier-hash", daemon=True)
+                hashing.start()
+                try:
+                    yield proc
+                except BaseException:
+                    hashing.join()
+                    check_digest()  # a file that does not match is the reason the load failed, if it is one
+                    raise
+                hashing.join()
+                check_digest()
+            else:
+                read_and_hash()
+                check_digest()
+                yield b"".join(chunks)
             after = os.fstat(fd)
             written = (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns)
             # the change time also moves when the file is merely unlinked or renamed over (its link count
