@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DECISION_SIDE = {"types", "validation", "guards", "procedure", "decision", "audit", "bundle", "scoring"}
 ENGINE_SIDE = {
     "engine", "loaded", "batching", "session", "model_directory", "golden", "manifest", "tokenization", "options",
-    "identity", "messages",
+    "identity", "messages", "coalesce",
 }
 RULES = {"guards", "procedure", "decision", "validation", "audit", "bundle"}
 HEAVY = {"torch", "transformers", "optimum", "export", "verifier_export", "bench"}

@@ -241,3 +241,13 @@ class TestHostileInput:
         )
         assert completed.returncode == 0, completed.stderr
         assert json.loads(completed.stdout.decode("utf-8"))["claim"] == "Le café ouvre à 9 h."
+
+
+def test_a_rows_as_of_reaches_the_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Regression: an `as_of` field in a JSON Lines row was accepted and then silently ignored."""
+    dated = {**row(1), "as_of": "2026-12-01T00:00:00+00:00"}
+    code, out, _ = run(capsys, str(write(tmp_path / "in.jsonl", [dated, row(2)])))
+    assert code == 0
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert (first["schema_version"], first["as_of"]) == (4, "2026-12-01T00:00:00Z")
+    assert second["schema_version"] == 3 and "as_of" not in second

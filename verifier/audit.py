@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from typing import Any, Optional, Sequence
 from uuid import UUID
+
+from pydantic import TypeAdapter
 
 from .types import (
     ClaimEvidence,
     ClaimVerificationConfig,
     EvidenceGroupScore,
     LocalizedEvidenceAssessment,
+    StrictRuling,
 )
+
+_AS_OF: TypeAdapter[datetime] = TypeAdapter(datetime)
 
 __all__ = [
     "canonical",
@@ -62,19 +68,28 @@ def evidence_sha256(evidence: Sequence[ClaimEvidence]) -> str:
 
 
 def evaluation_id(
-    *, claim_digest: str, configuration_digest: str, evidence_digest: str, schema_version: int
+    *,
+    claim_digest: str,
+    configuration_digest: str,
+    evidence_digest: str,
+    schema_version: int,
+    as_of: Optional[datetime] = None,
 ) -> str:
-    """sha256 of canonical ``{claim_sha256, configuration_sha256, evidence_sha256, schema_version}``."""
-    return sha256_hex(
-        canonical(
-            {
-                "claim_sha256": claim_digest,
-                "configuration_sha256": configuration_digest,
-                "evidence_sha256": evidence_digest,
-                "schema_version": schema_version,
-            }
-        )
-    )
+    """sha256 of canonical ``{claim_sha256, configuration_sha256, evidence_sha256, schema_version}``.
+
+    ``as_of`` (schema 4, docs/policy.md) adds the key ``"as_of"`` (its ISO 8601
+    form as pydantic writes it) only when it is set, so every other result keeps
+    its digest.
+    """
+    record: dict[str, Any] = {
+        "claim_sha256": claim_digest,
+        "configuration_sha256": configuration_digest,
+        "evidence_sha256": evidence_digest,
+        "schema_version": schema_version,
+    }
+    if as_of is not None:
+        record["as_of"] = _AS_OF.dump_python(as_of, mode="json")
+    return sha256_hex(canonical(record))
 
 
 def result_sha256(
@@ -88,20 +103,24 @@ def result_sha256(
     group_scores: Sequence[EvidenceGroupScore],
     localized_assessments: Sequence[LocalizedEvidenceAssessment],
     limitations: Sequence[str],
+    strict_rulings: Optional[Sequence[StrictRuling]] = None,
 ) -> str:
-    """sha256 of the canonical decision record (docs/audit.md; groups as lists of id strings)."""
-    return sha256_hex(
-        canonical(
-            {
-                "evaluation_id": evaluation,
-                "group_scores": [score.model_dump(mode="json") for score in group_scores],
-                "localized_assessments": [item.model_dump(mode="json") for item in localized_assessments],
-                "limitations": list(limitations),
-                "refuting_basis": refuting_basis,
-                "refuting_group": [str(memory_id) for memory_id in refuting_group],
-                "status": status,
-                "supporting_basis": supporting_basis,
-                "supporting_group": [str(memory_id) for memory_id in supporting_group],
-            }
-        )
-    )
+    """sha256 of the canonical decision record (docs/audit.md; groups as lists of id strings).
+
+    ``strict_rulings`` (schema 4, docs/policy.md) adds the key ``"strict_rulings"``
+    only when given (``None`` for schema 1–3 records, so their digests never change).
+    """
+    record: dict[str, Any] = {
+        "evaluation_id": evaluation,
+        "group_scores": [score.model_dump(mode="json") for score in group_scores],
+        "localized_assessments": [item.model_dump(mode="json") for item in localized_assessments],
+        "limitations": list(limitations),
+        "refuting_basis": refuting_basis,
+        "refuting_group": [str(memory_id) for memory_id in refuting_group],
+        "status": status,
+        "supporting_basis": supporting_basis,
+        "supporting_group": [str(memory_id) for memory_id in supporting_group],
+    }
+    if strict_rulings is not None:
+        record["strict_rulings"] = [ruling.model_dump(mode="json") for ruling in strict_rulings]
+    return sha256_hex(canonical(record))

@@ -8,8 +8,9 @@ the status and the groups a genuine result could not have:
 * ``claim_sha256`` from ``claim``;
 * ``evaluation_id`` from the three input digests and ``schema_version``;
 * ``result_sha256`` from the decision fields (status, groups, bases, scores,
-  rechecks, limitations) and ``evaluation_id`` — an edited status, group or
-  score changes it;
+  rechecks, limitations, and for schema 4 the strict rulings) and
+  ``evaluation_id`` (for schema 4 also over ``as_of``, docs/policy.md) — an
+  edited status, group, score or ruling changes it;
 * ``configuration_sha256`` and ``evidence_sha256`` need the original inputs:
   pass ``config`` and ``evidence`` to check them too.
 
@@ -34,6 +35,7 @@ from . import audit
 from .messages import describe_validation_error
 from .types import (
     SCHEMA_VERSION,
+    STRICT_SCHEMA_VERSION,
     ClaimEvidence,
     ClaimVerification,
     ClaimVerificationConfig,
@@ -106,6 +108,11 @@ def _structure(result: ClaimVerification) -> list[str]:
         problems.append("a resolved_revision without a model call")
     if status is ClaimVerificationStatus.INCOMPLETE and result.model_called:
         problems.append("status incomplete after a model call")
+    for ruling in result.strict_rulings:
+        if ruling.memory_ids not in (rechecked if ruling.localized else scored):
+            problems.append(f"strict ruling {ruling.rule} names a group that was not {'rechecked' if ruling.localized else 'scored'}")
+    if bool(result.strict_rulings) != ("strict_policy_ruling" in result.limitations):
+        problems.append("strict_rulings and the strict_policy_ruling limitation disagree")
     return problems
 
 
@@ -141,12 +148,14 @@ def check_result(
     notes: list[str] = []
     if audit.claim_sha256(result.claim) != result.claim_sha256:
         problems.append("claim_sha256 does not match claim (the claim was edited)")
-    if result.schema_version == SCHEMA_VERSION:
+    if result.schema_version in (SCHEMA_VERSION, STRICT_SCHEMA_VERSION):
+        schema4 = result.schema_version == STRICT_SCHEMA_VERSION
         evaluation = audit.evaluation_id(
             claim_digest=result.claim_sha256,
             configuration_digest=result.configuration_sha256,
             evidence_digest=result.evidence_sha256,
             schema_version=result.schema_version,
+            as_of=result.as_of,
         )
         if evaluation != result.evaluation_id:
             problems.append("evaluation_id does not match the input digests (a digest or the schema version was edited)")
@@ -160,6 +169,7 @@ def check_result(
             group_scores=result.group_scores,
             localized_assessments=result.localized_assessments,
             limitations=result.limitations,
+            strict_rulings=result.strict_rulings if schema4 else None,
         )
         if digest != result.result_sha256:
             problems.append("result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)")

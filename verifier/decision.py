@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from datetime import datetime
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -51,6 +52,7 @@ from .types import (
 from .validation import (
     InputError,
     ValidRequest,
+    as_of_input,
     validate_claim,
     validate_evidence,
     validate_request,
@@ -64,6 +66,7 @@ __all__ = ["ClaimVerifier", "EvidenceInput", "RequestInput"]
 EvidenceInput = Union[ClaimEvidence, Mapping[str, Any]]
 #: What the many-claims calls accept per claim.
 RequestInput = Union[ValidRequest, ClaimRequest, Mapping[str, Any]]
+
 
 
 def _call_with_deadline(score: Callable[[list[tuple[str, str]]], Any], pairs: list[tuple[str, str]], timeout: float) -> Any:
@@ -248,16 +251,33 @@ class ClaimVerifier:
 
     # ----------------------------------------------------------------- planning
 
+    def _truncation(self, pairs: list[tuple[str, str]]) -> Sequence[bool]:
+        """The scorer's optional ``truncated(pairs)`` (docs/policy.md); no method: nothing truncated."""
+        query = getattr(self.scorer, "truncated", None)
+        if not callable(query):
+            return [False] * len(pairs)
+        return query(pairs)  # type: ignore[no-any-return]
+
     def _start(self, request: RequestInput) -> Running:
         valid = validate_request(request, self.config, self.runtime.limits)
-        procedure = Verification(valid.claim, valid.evidence, self.config)
+        as_of = valid.as_of
+        strict = "strict" in (self.config.entailment_policy, self.config.refutation_policy)
+        procedure = Verification(
+            valid.claim, valid.evidence, self.config, as_of=as_of, truncated=self._truncation if strict else None
+        )
         running = Running(claim=valid.claim, generator=procedure.run(valid.requires_complete_set))
         if self.runtime.schedule == "eager":
             running.cache = {}
             running.prefetch = procedure.prefetch()
         return running
 
-    def _one(self, claim: str, evidence: Iterable[EvidenceInput], requires_complete_set: bool) -> ValidRequest:
+    def _one(
+        self,
+        claim: str,
+        evidence: Iterable[EvidenceInput],
+        requires_complete_set: bool,
+        as_of: Optional[datetime] = None,
+    ) -> ValidRequest:
         """One claim's arguments, validated once (its errors are not prefixed with a request index)."""
         if not isinstance(requires_complete_set, bool):
             raise InputError(
@@ -271,6 +291,7 @@ class ClaimVerifier:
             requires_complete_set=requires_complete_set,
             max_evidence=self.config.max_evidence,
             limits=limits,
+            as_of=as_of_input(as_of),
         )
 
     def _finish(self, running: Running) -> ClaimVerification:
@@ -374,6 +395,7 @@ class ClaimVerifier:
         evidence: Iterable[EvidenceInput] = (),
         *,
         requires_complete_set: bool = False,
+        as_of: Optional[datetime] = None,
     ) -> ClaimVerification:
         """Verify one claim against evidence passages (docs/decision.md §3), synchronously.
 
@@ -382,12 +404,15 @@ class ClaimVerifier:
             evidence: passages in caller order (:class:`ClaimEvidence` or mappings).
             requires_complete_set: an exhaustive count/list claim: returns
                 ``incomplete`` without a model call.
+            as_of: the timezone-aware date the claim is verified at; read by the
+                strict policy's validity rules (docs/policy.md). When set, the
+                result is schema 4 and ``as_of`` enters ``evaluation_id``.
 
         Raises:
             ValueError: invalid input (docs/decision.md §2), before any model call.
             ClaimVerificationError: model load or inference failed, or invalid scores.
         """
-        return self.verify_many_sync([self._one(claim, evidence, requires_complete_set)])[0]
+        return self.verify_many_sync([self._one(claim, evidence, requires_complete_set, as_of)])[0]
 
     def verify_bundle_sync(
         self,
@@ -396,6 +421,7 @@ class ClaimVerifier:
         *,
         evidence_refs: Optional[Sequence[str]] = None,
         requires_complete_set: bool = False,
+        as_of: Optional[datetime] = None,
     ) -> ClaimVerification:
         """Verify a claim against the cited candidates of a packed context bundle (docs/decision.md §7).
 
@@ -404,7 +430,7 @@ class ClaimVerifier:
                 ``evidence_refs`` entry; plus everything :meth:`verify_sync` raises.
         """
         evidence = self._bundle_evidence(bundle, evidence_refs)
-        return self.verify_sync(claim, evidence, requires_complete_set=requires_complete_set)
+        return self.verify_sync(claim, evidence, requires_complete_set=requires_complete_set, as_of=as_of)
 
     def _bundle_evidence(self, bundle: "ContextBundle", evidence_refs: Optional[Sequence[str]]) -> tuple[ClaimEvidence, ...]:
         from .bundle import bundle_evidence
@@ -436,9 +462,10 @@ class ClaimVerifier:
         evidence: Iterable[EvidenceInput] = (),
         *,
         requires_complete_set: bool = False,
+        as_of: Optional[datetime] = None,
     ) -> ClaimVerification:
         """Async twin of :meth:`verify_sync` (same arguments, errors and result)."""
-        return (await self.verify_many([self._one(claim, evidence, requires_complete_set)]))[0]
+        return (await self.verify_many([self._one(claim, evidence, requires_complete_set, as_of)]))[0]
 
     async def verify_bundle(
         self,
@@ -447,7 +474,8 @@ class ClaimVerifier:
         *,
         evidence_refs: Optional[Sequence[str]] = None,
         requires_complete_set: bool = False,
+        as_of: Optional[datetime] = None,
     ) -> ClaimVerification:
         """Async twin of :meth:`verify_bundle_sync`."""
         evidence = self._bundle_evidence(bundle, evidence_refs)
-        return await self.verify(claim, evidence, requires_complete_set=requires_complete_set)
+        return await self.verify(claim, evidence, requires_complete_set=requires_complete_set, as_of=as_of)

@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Generator, Optional, Sequence
 from uuid import UUID
 
 import numpy as np
 
-from . import audit
+from . import audit, strict
 from .guards import PassageView, Provenance, entailment_guard, exact_negation, join_premise, localize, refutation_guard
 from .types import (
     SCHEMA_VERSION,
+    STRICT_SCHEMA_VERSION,
     ClaimEvidence,
     ClaimVerification,
     ClaimVerificationConfig,
     ClaimVerificationStatus,
     EvidenceGroupScore,
     LocalizedEvidenceAssessment,
+    StrictRuling,
 )
 
 __all__ = ["Procedure", "Verification", "Running", "Round"]
@@ -38,6 +41,7 @@ __all__ = ["Procedure", "Verification", "Running", "Round"]
 ENTAILMENT_LIMITATION = "uncorroborated_model_entailment"
 CONTRADICTION_LIMITATION = "uncorroborated_model_contradiction"
 COMPLETE_SET_LIMITATION = "complete_set_requires_structured_aggregation"
+STRICT_LIMITATION = "strict_policy_ruling"
 
 #: A procedure yields premises (the hypothesis is always the claim) and receives
 #: their (n, 3) probabilities; it returns the finished result.
@@ -51,6 +55,9 @@ class _Support:
     group: tuple[int, ...]
     probability: float
     localized: bool
+    #: For the strict policy (docs/policy.md): the premise scored and, for a recheck, the kept segments.
+    premise: str = ""
+    segments: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,8 @@ class _Stage:
     assessments: list[LocalizedEvidenceAssessment] = field(default_factory=list)
     entailment_limited: bool = False
     contradiction_limited: bool = False
+    #: Raw contradictions the refutation guard dropped (read by the strict policy only).
+    dropped: list[tuple[tuple[int, ...], float]] = field(default_factory=list)
 
     @property
     def decided(self) -> bool:
@@ -82,10 +91,24 @@ def _probabilities(row: np.ndarray) -> tuple[float, float, float]:
 class Verification:
     """State shared by the steps of one verification."""
 
-    def __init__(self, claim: str, evidence: tuple[ClaimEvidence, ...], config: ClaimVerificationConfig) -> None:
+    def __init__(
+        self,
+        claim: str,
+        evidence: tuple[ClaimEvidence, ...],
+        config: ClaimVerificationConfig,
+        *,
+        as_of: Optional[datetime] = None,
+        truncated: Optional[strict.TruncationQuery] = None,
+    ) -> None:
         self.claim = claim
         self.evidence = evidence
         self.config = config
+        #: The caller's verification date (schema 4, docs/policy.md); read by the strict policy.
+        self.as_of = as_of
+        #: Which (premise, claim) pairs the model sees truncated; asked by the strict policy only.
+        self.truncated = truncated
+        self.strict = config.entailment_policy == "strict" or config.refutation_policy == "strict"
+        self.schema_version = STRICT_SCHEMA_VERSION if self.strict or as_of is not None else SCHEMA_VERSION
         self.views = tuple(
             PassageView(item.text, Provenance(item.epistemic_type, item.lifecycle_state)) for item in evidence
         )
@@ -114,7 +137,9 @@ class Verification:
                 continue
             passages = [self.views[index] for index in group]
             if config.entailment_policy == "model_only" or entailment_guard(self.claim, passages):
-                stage.supports.append(_Support(group, float(scores[position, 0]), localized=False))
+                stage.supports.append(
+                    _Support(group, float(scores[position, 0]), localized=False, premise=self.premise(group))
+                )
             else:
                 blocked.append((position, group))
         if blocked:
@@ -155,7 +180,9 @@ class Verification:
                     )
                 )
                 if entailment >= config.entailment_threshold:
-                    stage.supports.append(_Support(group, entailment, localized=True))
+                    stage.supports.append(
+                        _Support(group, entailment, True, premise=item.premise, segments=item.included_segment_numbers)
+                    )
                 else:
                     stage.entailment_limited = True
         # Step 5: refutation.
@@ -168,6 +195,7 @@ class Verification:
                     refutes_through_model = True
                 else:
                     stage.contradiction_limited = True
+                    stage.dropped.append((group, contradiction))
             if refutes_through_model:
                 stage.refutations.append(_Refutation(group, contradiction, explicit=False))
             elif exact_negation(self.claim, passages):
@@ -214,6 +242,11 @@ class Verification:
             limitations.append(ENTAILMENT_LIMITATION)
         if any(stage.contradiction_limited for stage in stages):
             limitations.append(CONTRADICTION_LIMITATION)
+        rulings: Optional[tuple[StrictRuling, ...]] = None
+        if self.strict:
+            supports, refutations, rulings = self._strict(stages, supports, refutations)
+            if rulings:
+                limitations.append(STRICT_LIMITATION)
 
         if supports and refutations:
             status = ClaimVerificationStatus.CONTESTED
@@ -246,6 +279,39 @@ class Verification:
             localized_assessments=tuple(item for stage in stages for item in stage.assessments),
             limitations=tuple(limitations),
             model_called=True,
+            strict_rulings=rulings,
+        )
+
+    def _strict(
+        self, stages: Sequence[_Stage], supports: list[_Support], refutations: list[_Refutation]
+    ) -> tuple[list[_Support], list[_Refutation], tuple[StrictRuling, ...]]:
+        """The strict policy over the reference decisions (docs/policy.md; :func:`verifier.strict.decide`)."""
+        config = self.config
+        outcome = strict.decide(
+            self.claim,
+            self.evidence,
+            entailment=config.entailment_policy == "strict",
+            refutation=config.refutation_policy == "strict",
+            supports=[strict.Support(s.group, s.probability, s.localized, s.premise, s.segments) for s in supports],
+            refutations=[strict.Refutation(r.group, r.probability, r.explicit) for r in refutations],
+            dropped=[strict.Dropped(group, p) for stage in stages for group, p in stage.dropped],
+            as_of=self.as_of,
+            truncated=self.truncated,
+        )
+        rulings = tuple(
+            StrictRuling(
+                action=ruling.action,  # type: ignore[arg-type]
+                rule=ruling.rule,  # type: ignore[arg-type]
+                references=tuple(self.evidence[index].reference for index in ruling.group),
+                memory_ids=self._ids(ruling.group),
+                localized=ruling.localized,
+            )
+            for ruling in outcome.rulings
+        )
+        return (
+            [_Support(s.group, s.probability, s.localized, s.premise, s.segments) for s in outcome.supports],
+            [_Refutation(r.group, r.probability, r.explicit) for r in outcome.refutations],
+            rulings,
         )
 
     def _ids(self, group: tuple[int, ...]) -> tuple[UUID, ...]:
@@ -267,7 +333,11 @@ class Verification:
         localized_assessments: tuple[LocalizedEvidenceAssessment, ...] = (),
         limitations: tuple[str, ...] = (),
         model_called: bool = False,
+        strict_rulings: Optional[tuple[StrictRuling, ...]] = None,
     ) -> ClaimVerification:
+        schema = self.schema_version
+        if schema == STRICT_SCHEMA_VERSION and strict_rulings is None:
+            strict_rulings = ()
         configuration_digest = audit.configuration_sha256(self.config)
         claim_digest = audit.claim_sha256(self.claim)
         evidence_digest = audit.evidence_sha256(self.evidence)
@@ -275,7 +345,8 @@ class Verification:
             claim_digest=claim_digest,
             configuration_digest=configuration_digest,
             evidence_digest=evidence_digest,
-            schema_version=SCHEMA_VERSION,
+            schema_version=schema,
+            as_of=self.as_of,
         )
         digest = audit.result_sha256(
             evaluation=evaluation,
@@ -287,9 +358,12 @@ class Verification:
             group_scores=group_scores,
             localized_assessments=localized_assessments,
             limitations=limitations,
+            strict_rulings=strict_rulings,
         )
         return ClaimVerification(
-            schema_version=SCHEMA_VERSION,
+            schema_version=schema,  # type: ignore[arg-type]
+            as_of=self.as_of,
+            strict_rulings=strict_rulings or (),
             claim=self.claim,
             status=status,
             supporting_group=supporting_group,

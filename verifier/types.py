@@ -26,7 +26,7 @@ import math
 import unicodedata
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
 
 from pydantic import (
@@ -35,7 +35,9 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -61,6 +63,11 @@ __all__ = [
     "LocalizedEvidenceAssessment",
     "ClaimVerification",
     "ClaimRequest",
+    "STRICT_SCHEMA_VERSION",
+    "StrictRule",
+    "StrictAction",
+    "StrictRuling",
+    "check_as_of",
     "has_visible_text",
     "check_text",
 ]
@@ -72,7 +79,10 @@ DEFAULT_REVISION = "6c749ce3425cd33b46d187e45b92bbf96ee12ec7"
 #: Schema version written into new results (docs/decision.md §1; schema 3 adds localized rechecks).
 SCHEMA_VERSION: Literal[3] = 3
 #: Schema versions that still validate when results are read back.
-SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3, 4)
+#: Schema version of results that carry the strict policy's fields (``as_of``,
+#: ``strict_rulings``; docs/policy.md). Reference results stay at :data:`SCHEMA_VERSION`.
+STRICT_SCHEMA_VERSION: Literal[4] = 4
 #: Probabilities of one group must sum to 1 within this tolerance (docs/decision.md §1).
 PROBABILITY_SUM_TOLERANCE = 1e-5
 
@@ -128,15 +138,36 @@ class LifecycleState(str, Enum):
     ARCHIVED = "archived"
 
 
-EntailmentPolicy = Literal["speech_act_guarded", "model_only"]
-RefutationPolicy = Literal["explicit_corroboration", "model_only"]
+#: ``strict`` is opt-in and never adds a support (docs/policy.md).
+EntailmentPolicy = Literal["speech_act_guarded", "model_only", "strict"]
+RefutationPolicy = Literal["explicit_corroboration", "model_only", "strict"]
 SupportingBasis = Literal["model_entailment", "localized_model_entailment"]
 RefutingBasis = Literal["model_contradiction", "explicit_negation_overlap"]
 Limitation = Literal[
     "complete_set_requires_structured_aggregation",
     "uncorroborated_model_entailment",
     "uncorroborated_model_contradiction",
+    "strict_policy_ruling",
 ]
+#: The rules of the strict policy (docs/policy.md), as named in :class:`StrictRuling`.
+StrictRule = Literal[
+    "strict_speech_act",
+    "strict_negation",
+    "framing_dropped",
+    "value_mismatch",
+    "dropped_contradiction",
+    "expired",
+    "not_yet_valid",
+    "contested_lifecycle",
+    "truncated_pair",
+    "negation_scope",
+    "value_superset",
+    "value_format",
+    "aggregate_total",
+    "strict_corroboration",
+]
+#: What a strict rule did to a group.
+StrictAction = Literal["vetoed_support", "vetoed_refutation", "added_refutation"]
 
 #: Characters that do not make a text non-empty: whitespace, format characters (Cf:
 #: zero-width space/joiners, BOM, bidi marks) and other invisible controls.
@@ -293,17 +324,61 @@ class LocalizedEvidenceAssessment(BaseModel):
         return self
 
 
-class ClaimVerification(BaseModel):
-    """The auditable result of one verification (docs/decision.md §1, §3; digests: docs/audit.md).
+class StrictRuling(BaseModel):
+    """One decision of the strict policy (docs/policy.md): which rule did what to which group.
 
-    Schema 3 results are written; schema 1 and 2 results (without
-    ``localized_assessments``, and for schema 1 without the bases) still
-    validate when read back.
+    ``localized`` is true when the vetoed support was a localized recheck.
     """
 
     model_config = _FROZEN
 
-    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION
+    action: StrictAction
+    rule: StrictRule
+    references: tuple[str, ...] = Field(min_length=1)
+    memory_ids: tuple[UUID, ...] = Field(min_length=1)
+    localized: bool = False
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "StrictRuling":
+        if len(self.references) != len(self.memory_ids):
+            raise ValueError("references and memory_ids must have the same length")
+        if self.localized and self.action != "vetoed_support":
+            raise ValueError("only a vetoed support can be localized")
+        return self
+
+
+def check_as_of(value: Optional[datetime]) -> Optional[datetime]:
+    """The ``as_of`` rule: ``None`` or a timezone-aware datetime (docs/policy.md).
+
+    Raises:
+        ValueError: a naive datetime, or not a datetime.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise ValueError(f"as_of must be a timezone-aware datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("as_of must be timezone-aware (give it an offset, e.g. UTC)")
+    return value
+
+
+_AsOf = Annotated[Optional[datetime], AfterValidator(check_as_of)]
+
+
+class ClaimVerification(BaseModel):
+    """The auditable result of one verification (docs/decision.md §1, §3; digests: docs/audit.md).
+
+    Schema 3 results are written by the reference policies; schema 4 results
+    (the strict policy, or a caller's ``as_of``) add ``as_of`` and
+    ``strict_rulings`` (docs/policy.md). Schema 1 and 2 results (without
+    ``localized_assessments``, and for schema 1 without the bases) still
+    validate when read back. Below schema 4 the two schema 4 fields are left
+    out of dumps, so a reference result serialises exactly as before.
+    """
+
+    model_config = _FROZEN
+
+    schema_version: Literal[1, 2, 3, 4] = SCHEMA_VERSION
     claim: _StrippedNonEmpty
     status: ClaimVerificationStatus
     supporting_group: tuple[UUID, ...] = ()
@@ -313,6 +388,10 @@ class ClaimVerification(BaseModel):
     group_scores: tuple[EvidenceGroupScore, ...] = ()
     localized_assessments: tuple[LocalizedEvidenceAssessment, ...] = ()
     limitations: tuple[Limitation, ...] = ()
+    #: Schema 4 only: the date the claim was verified at, when the caller gave one.
+    as_of: _AsOf = None
+    #: Schema 4 only: what the strict policy vetoed or added, in decision order (docs/policy.md).
+    strict_rulings: tuple[StrictRuling, ...] = ()
     model: _StrippedNonEmpty
     requested_revision: _StrippedNonEmpty
     resolved_revision: Optional[str] = None
@@ -330,13 +409,30 @@ class ClaimVerification(BaseModel):
             raise ValueError("limitations must not repeat")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _schema4_fields_given(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("schema_version") == STRICT_SCHEMA_VERSION and "strict_rulings" not in data:
+            raise ValueError("a schema_version 4 result must carry strict_rulings (an empty list when none)")
+        return data
+
     @model_validator(mode="after")
     def _schema_fields(self) -> "ClaimVerification":
         if self.schema_version < 3 and self.localized_assessments:
             raise ValueError("localized_assessments need schema_version 3")
         if self.schema_version < 2 and (self.supporting_basis or self.refuting_basis):
             raise ValueError("supporting_basis/refuting_basis need schema_version 2 or later")
+        if self.schema_version < 4 and (self.as_of is not None or self.strict_rulings):
+            raise ValueError("as_of and strict_rulings need schema_version 4")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.schema_version < STRICT_SCHEMA_VERSION:
+            data.pop("as_of", None)
+            data.pop("strict_rulings", None)
+        return data
 
 
 class ClaimRequest(BaseModel):
@@ -353,3 +449,6 @@ class ClaimRequest(BaseModel):
     evidence: tuple[ClaimEvidence, ...] = ()
     #: Strict: ``"yes"`` or ``1`` is refused rather than read as true.
     requires_complete_set: Annotated[bool, Field(strict=True)] = False
+    #: The date the caller verifies at (timezone-aware; read by the strict policy's
+    #: validity rules). Digested only when set (docs/policy.md).
+    as_of: _AsOf = None

@@ -16,8 +16,11 @@ a malformed field; :func:`describe_validation_error` words the latter for users.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Iterable, Mapping, Optional, Sized, Union
 from uuid import UUID
+
+from pydantic import TypeAdapter, ValidationError
 
 from .messages import PYDANTIC_WORDS, describe_validation_error, strip_pydantic_links
 from .options import InputLimits
@@ -25,6 +28,7 @@ from .types import (
     ClaimEvidence,
     ClaimRequest,
     ClaimVerificationConfig,
+    check_as_of,
     has_visible_text,
 )
 
@@ -34,6 +38,7 @@ __all__ = [
     "validate_claim",
     "validate_evidence",
     "validate_request",
+    "as_of_input",
     "describe_validation_error",
     "strip_pydantic_links",
     "PYDANTIC_WORDS",
@@ -70,6 +75,8 @@ class ValidRequest:
         max_evidence: the limit it was checked against (a verifier with another
             limit checks it again).
         limits: the size limits it was checked against (likewise).
+        as_of: the timezone-aware date the claim is verified at (docs/policy.md;
+            ``None``: not given, and nothing about it enters a digest).
     """
 
     claim: str
@@ -78,6 +85,7 @@ class ValidRequest:
     id: Optional[str] = None
     max_evidence: int = ClaimVerificationConfig().max_evidence
     limits: InputLimits = InputLimits()
+    as_of: Optional[datetime] = None
 
 
 _DEFAULT_LIMITS = InputLimits()
@@ -89,6 +97,25 @@ def _too_long(field: str, what: str, length: int, limit_name: str, limit: int) -
         field=field,
         reason=f"{length:,} characters exceed {limit_name}={limit}",
     )
+
+
+_AS_OF: "TypeAdapter[Optional[datetime]]" = TypeAdapter(Optional[datetime])
+
+
+def as_of_input(value: Any) -> Optional[datetime]:
+    """``as_of`` checked: ``None`` or a timezone-aware datetime (an ISO string is parsed; docs/policy.md).
+
+    Raises:
+        InputError: anything else, or a datetime without a timezone.
+    """
+    try:
+        parsed = _AS_OF.validate_python(value)
+    except ValidationError:
+        raise InputError(f"as_of must be a timezone-aware datetime, got {value!r:.80}", field="as_of") from None
+    try:
+        return check_as_of(parsed)
+    except ValueError as exc:
+        raise InputError(str(exc), field="as_of") from None
 
 
 def validate_claim(claim: object, limits: InputLimits = _DEFAULT_LIMITS) -> str:
@@ -220,6 +247,7 @@ def validate_request(
             claim=request.claim,
             evidence=request.evidence,
             requires_complete_set=request.requires_complete_set,
+            as_of=request.as_of,
         )
     item = request if isinstance(request, ClaimRequest) else ClaimRequest.model_validate(request)
     claim = validate_claim(item.claim, limits)
@@ -231,4 +259,5 @@ def validate_request(
         id=item.id,
         max_evidence=config.max_evidence,
         limits=limits,
+        as_of=item.as_of,
     )

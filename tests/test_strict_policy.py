@@ -1,0 +1,556 @@
+"""The strict policy (docs/policy.md): trial table, one case per rule, audit fields, and the
+property that it never adds a support.
+
+Expectations are written out by hand from the texts and scores of each case
+(docs/policy.md gives the rule each one exercises); nothing here patches a
+private name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from verifier import ClaimEvidence, ClaimVerifier, ScriptedScorer, check_result
+from verifier.types import (
+    ClaimRequest,
+    ClaimVerification,
+    ClaimVerificationConfig,
+    ClaimVerificationError,
+    EpistemicType,
+    LifecycleState,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TRIALS = json.loads((ROOT / "tests" / "data" / "policy_trials.json").read_text(encoding="utf-8"))
+REFERENCE = ClaimVerificationConfig()
+STRICT = ClaimVerificationConfig(entailment_policy="strict", refutation_policy="strict")
+AS_OF = datetime(2026, 6, 1, tzinfo=timezone.utc)
+
+
+def mid(reference: str) -> uuid.UUID:
+    return uuid.uuid5(uuid.NAMESPACE_URL, reference)
+
+
+class WordCountScorer(ScriptedScorer):
+    """A scripted scorer whose model would cut pairs of more than 380 words (a stand-in for the
+    tokenizer's 512-token limit: every trial pair is far from that line)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.truncation_calls: list[list[tuple[str, str]]] = []
+
+    def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        self.truncation_calls.append(list(pairs))
+        return [len(premise.split()) + len(claim.split()) > 380 for premise, claim in pairs]
+
+
+def evidence_of(passages: Sequence[dict[str, Any]]) -> list[ClaimEvidence]:
+    return [
+        ClaimEvidence(
+            reference=p["reference"],
+            memory_id=mid(p["reference"]),
+            text=p["text"],
+            epistemic_type=p.get("epistemic_type"),
+            lifecycle_state=p.get("lifecycle_state"),
+            valid_from=p.get("valid_from"),
+            valid_to=p.get("valid_to"),
+        )
+        for p in passages
+    ]
+
+
+def run(
+    claim: str,
+    passages: Sequence[dict[str, Any]],
+    config: ClaimVerificationConfig = STRICT,
+    *,
+    premise_scores: Optional[dict[str, Sequence[float]]] = None,
+    default: Sequence[float] = (0.03, 0.02),
+    as_of: Optional[datetime] = None,
+) -> ClaimVerification:
+    scores = {p["text"]: (p["entailment"], p["contradiction"]) for p in passages}
+    scores.update({k: (v[0], v[1]) for k, v in (premise_scores or {}).items()})
+    scorer = WordCountScorer(scores, default=(default[0], default[1]))
+    return ClaimVerifier(config, scorer=scorer).verify_sync(claim, evidence_of(passages), as_of=as_of)
+
+
+def trial(row: dict[str, Any], config: ClaimVerificationConfig) -> ClaimVerification:
+    as_of = datetime.fromisoformat(row["as_of"]) if row.get("as_of") else None
+    return run(
+        row["claim"], row["passages"], config,
+        premise_scores=row["premise_scores"], default=row["default_scores"], as_of=as_of,
+    )  # fmt: skip
+
+
+def rulings(result: ClaimVerification) -> list[tuple[str, str]]:
+    return [(r.action, r.rule) for r in result.strict_rulings]
+
+
+# ---------------------------------------------------------------- the trial table
+
+#: Rows where the strict policy cannot reach ``wanted`` or an ``acceptable`` status, and what it gives.
+EXCEPTIONS = {"T16a": "insufficient", "T17a": "insufficient", "T20b": "insufficient", "E05c": "insufficient", "E12b": "insufficient"}
+
+
+@pytest.mark.parametrize("row", TRIALS, ids=[row["id"] for row in TRIALS])
+def test_reference_policy_gives_the_recorded_status(row: dict[str, Any]) -> None:
+    assert trial(row, REFERENCE).status.value == row["reference_status"]
+
+
+@pytest.mark.parametrize("row", [r for r in TRIALS if r["id"] not in EXCEPTIONS], ids=lambda r: r["id"])
+def test_strict_policy_gives_wanted_or_acceptable(row: dict[str, Any]) -> None:
+    status = trial(row, STRICT).status.value
+    assert status == row["wanted"] or status in row["acceptable"], (status, row["wanted"], row["acceptable"])
+
+
+@pytest.mark.parametrize("row_id", sorted(EXCEPTIONS))
+def test_strict_policy_exceptions(row_id: str) -> None:
+    """The five trial rows the strict policy does not get right, and why it cannot:
+
+    - T16a (wanted refuted): the deciding sentence is cut by truncation and the model is
+      neutral; no rule may refute without a model contradiction.
+    - T17a (wanted refuted): permuted labels give "Tuesday" 0.97 entailment for a Wednesday
+      claim; the value rule vetoes the support, but the contradiction score is 0.01, so there
+      is nothing to corroborate.
+    - T20b, E05c, E12b (wanted supported): the reference blocks the entailment (a negated
+      clause) and refutes through an explicit negation that the strict negation scope rejects;
+      the strict policy removes the refutation but may never add the support the reference
+      did not make.
+    """
+    row = next(r for r in TRIALS if r["id"] == row_id)
+    result = trial(row, STRICT)
+    assert result.status.value == EXCEPTIONS[row_id]
+    assert result.status.value != row["wanted"] and result.status.value not in row["acceptable"]
+
+
+def test_trial_row_kinds_are_all_present() -> None:
+    assert len(TRIALS) == 65
+    assert len({row["id"] for row in TRIALS}) == 65
+
+
+# ---------------------------------------------------------------- one case per rule
+
+
+def p(text: str, entailment: float, contradiction: float, reference: str = "m1", **fields: Any) -> dict[str, Any]:
+    return {"reference": reference, "text": text, "entailment": entailment, "contradiction": contradiction, **fields}
+
+
+CASES: list[tuple[str, str, list[dict[str, Any]], dict[str, Sequence[float]], str, str, list[tuple[str, str]]]] = [
+    # id, claim, passages, premise scores, reference status, strict status, strict rulings
+    ("hedge-probably", "Priya approved the budget.", [p("Priya probably approved the budget.", 0.88, 0.02)], {},
+     "supported", "insufficient", [("vetoed_support", "strict_speech_act")]),
+    ("hedge-expected-to", "The migration finishes on Friday.", [p("The migration is expected to finish on Friday.", 0.85, 0.03)], {},
+     "supported", "insufficient", [("vetoed_support", "strict_speech_act")]),
+    ("hedge-kept-by-claim", "The outage was likely caused by the DNS change.", [p("The outage was likely caused by the DNS change.", 0.95, 0.01)], {},
+     "supported", "supported", []),
+    ("may-chen-is-a-name", "May Chen approved the budget.", [p("May Chen approved the budget in June.", 0.95, 0.01)], {},
+     "supported", "supported", []),
+    ("modal-may-is-no-month", "The review is in May.", [p("The review may slip to June.", 0.03, 0.9)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "strict_speech_act")]),
+    ("month-may-conflict", "The launch is in May.", [p("The launch is in June.", 0.01, 0.95)], {},
+     "refuted", "refuted", []),
+    ("framing-wish-list", "The release ships on Friday.", [p("My wish list:\nThe release ships on Friday.", 0.97, 0.01)],
+     {"The release ships on Friday.": (0.96, 0.01)}, "supported", "insufficient", [("vetoed_support", "framing_dropped")]),
+    ("framing-not-sure", "The release shipped on Tuesday.", [p("The release shipped on Tuesday. I'm not sure about this.", 0.95, 0.01)],
+     {"The release shipped on Tuesday.": (0.96, 0.01)}, "supported", "insufficient", [("vetoed_support", "framing_dropped")]),
+    ("framing-unrelated-lines", "The release shipped on Tuesday.",
+     [p("The team wants a quieter launch.\nThe release shipped on Tuesday.\nDid the customer receive the notice?", 0.98, 0.01)],
+     {"The release shipped on Tuesday.": (0.97, 0.01)}, "supported", "supported", []),
+    ("x-comma-not-y-support-side", "The launch happens on Wednesday.", [p("The launch happens on Wednesday, not Tuesday.", 0.2, 0.05)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "negation_scope")]),
+    ("x-comma-not-y-refutes", "The launch happens on Tuesday.", [p("The launch happens on Wednesday, not Tuesday.", 0.02, 0.95)], {},
+     "refuted", "refuted", []),
+    ("not-only", "Alice uses Jira and Confluence.", [p("Alice not only uses Jira but also Confluence.", 0.9, 0.02)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "negation_scope")]),
+    ("quoted-negation-declared-false", "Ravi owns the ingestion pipeline.",
+     [p('The rumour "Ravi does not own the ingestion pipeline" is false.', 0.3, 0.3)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "negation_scope")]),
+    ("curly-claim-vs-straight-twin", "Alice doesn\u2019t use Jira.", [p("Alice doesn't use Jira.", 0.97, 0.01)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "negation_scope")]),
+    ("curly-passage-spurious-entailment", "Alice uses Jira.", [p("Alice doesn\u2019t use Jira.", 0.85, 0.1)], {},
+     "supported", "insufficient", [("vetoed_support", "strict_negation")]),
+    ("port-number-token", "Port 8080 is open.", [p("Port 8443 is not open.", 0.05, 0.3)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "negation_scope")]),
+    ("no-longer-still-negates", "Ravi owns the ingestion pipeline.",
+     [p("Ravi owns the ingestion pipeline.", 0.997, 0.001), p("Ravi no longer owns ingestion; Tessa owns it.", 0.05, 0.1, "m2")], {},
+     "contested", "contested", []),
+    ("thousands-separator", "The job processed 1000 records.", [p("The job processed 1,000 records.", 0.1, 0.82)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "value_format")]),
+    ("unicode-minus", "The freezer is set to -18 degrees.", [p("The freezer is set to \u221218 degrees.", 0.1, 0.81)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "value_format")]),
+    ("decimal-zero", "The API version is 3.", [p("The API version is 3.0.", 0.1, 0.85)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "value_format")]),
+    ("moved-from-to-supports-new-day", "The launch is on Wednesday.", [p("The launch moved from Tuesday to Wednesday.", 0.95, 0.02)], {},
+     "supported", "supported", []),
+    ("superset-without-correction", "Release 4 shipped.", [p("Release 4 shipped with 3 fixes.", 0.1, 0.85)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "value_superset")]),
+    ("iso-date-supports", "The deployment is on May 4, 2024.", [p("The deployment date is 2024-05-04.", 0.9, 0.02)], {},
+     "supported", "supported", []),
+    ("year-mismatch-support", "The contract was signed in 2019.", [p("The contract was signed in 2021.", 0.84, 0.1)], {},
+     "supported", "insufficient", [("vetoed_support", "value_mismatch")]),
+    ("dropped-contradiction-costs-recall", "Nadia leads the Atlas project.",
+     [p("Nadia did not attend the Atlas project review.", 0.02, 0.95), p("Nadia leads the Atlas project.", 0.97, 0.01, "m2")], {},
+     "supported", "insufficient", [("vetoed_support", "dropped_contradiction")]),
+    ("added-refutation-no", "Issues were found in the audit.", [p("No issues were found in the audit.", 0.01, 0.98)], {},
+     "insufficient", "refuted", [("added_refutation", "strict_corroboration")]),
+    ("added-refutation-attached-unit", "p99 latency is 120ms.", [p("p99 latency is 480ms.", 0.02, 0.93)], {},
+     "insufficient", "refuted", [("added_refutation", "strict_corroboration")]),
+    ("uncorroborated-stays-dropped", "Nadia leads the Atlas project.", [p("Nadia did not attend the Atlas project review.", 0.02, 0.95)], {},
+     "insufficient", "insufficient", []),
+    ("contested-lifecycle", "The launch is Tuesday.", [p("The launch is Tuesday.", 0.97, 0.01, lifecycle_state=LifecycleState.CONTESTED)], {},
+     "supported", "insufficient", [("vetoed_support", "contested_lifecycle")]),
+    ("hypothetical-could-for-might", "The deployment might happen after approval.",
+     [p("The deployment could happen after approval.", 0.9, 0.02, epistemic_type=EpistemicType.HYPOTHETICAL)], {},
+     "supported", "supported", []),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case[0] for case in CASES])
+def test_rule_cases(case: tuple[Any, ...]) -> None:
+    _, claim, passages, premise_scores, reference_status, strict_status, expected_rulings = case
+    reference = run(claim, passages, REFERENCE, premise_scores=premise_scores)
+    strict = run(claim, passages, STRICT, premise_scores=premise_scores)
+    assert reference.status.value == reference_status
+    assert strict.status.value == strict_status
+    assert rulings(strict) == expected_rulings
+    assert ("strict_policy_ruling" in strict.limitations) == bool(expected_rulings)
+    assert strict.group_scores == reference.group_scores  # the raw scores stay visible
+    assert strict.localized_assessments == reference.localized_assessments
+    assert check_result(strict, config=STRICT, evidence=evidence_of(passages)).ok
+
+
+def test_localized_veto_is_marked_localized() -> None:
+    passages = [p("My wish list:\nThe release ships on Friday.", 0.97, 0.01)]
+    result = run("The release ships on Friday.", passages, premise_scores={"The release ships on Friday.": (0.96, 0.01)})
+    (ruling,) = result.strict_rulings
+    assert ruling.localized and ruling.memory_ids == (mid("m1"),) and ruling.references == ("m1",)
+    assert result.localized_assessments[0].included_segment_numbers == ((2,),)
+
+
+# ---------------------------------------------------------------- validity and as_of
+
+
+def test_expired_and_future_passages_do_not_support() -> None:
+    expired = [p("The launch is Tuesday.", 0.97, 0.01, valid_to=datetime(2026, 1, 1, tzinfo=timezone.utc))]
+    future = [p("The launch is Tuesday.", 0.97, 0.01, valid_from=datetime(2026, 7, 1, tzinfo=timezone.utc))]
+    still = [p("The launch is Tuesday.", 0.97, 0.01, valid_to=datetime(2026, 12, 31, tzinfo=timezone.utc))]
+    claim = "The launch is Tuesday."
+    assert run(claim, expired, REFERENCE, as_of=AS_OF).status.value == "supported"
+    assert rulings(run(claim, expired, as_of=AS_OF)) == [("vetoed_support", "expired")]
+    assert run(claim, expired, as_of=AS_OF).status.value == "insufficient"
+    assert rulings(run(claim, future, as_of=AS_OF)) == [("vetoed_support", "not_yet_valid")]
+    assert run(claim, still, as_of=AS_OF).status.value == "supported"
+    # Without as_of there is nothing to compare with: the passage supports.
+    assert run(claim, expired).status.value == "supported"
+    # A naive valid_to is read as UTC.
+    naive = [p("The launch is Tuesday.", 0.97, 0.01, valid_to=datetime(2026, 1, 1))]
+    assert rulings(run(claim, naive, as_of=AS_OF)) == [("vetoed_support", "expired")]
+
+
+def test_expired_refutation_is_removed() -> None:
+    passages = [p("The launch is Wednesday.", 0.01, 0.97, valid_to=datetime(2026, 1, 1, tzinfo=timezone.utc))]
+    assert run("The launch is Tuesday.", passages, REFERENCE, as_of=AS_OF).status.value == "refuted"
+    result = run("The launch is Tuesday.", passages, as_of=AS_OF)
+    assert result.status.value == "insufficient" and rulings(result) == [("vetoed_refutation", "expired")]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def test_as_of_enters_the_evaluation_id_only_when_set() -> None:
+    passages = [p("The launch is Tuesday.", 0.97, 0.01)]
+    plain = run("The launch is Tuesday.", passages, REFERENCE)
+    dated = run("The launch is Tuesday.", passages, REFERENCE, as_of=AS_OF)
+    assert plain.schema_version == 3 and "as_of" not in plain.model_dump() and "strict_rulings" not in plain.model_dump()
+    assert dated.schema_version == 4 and dated.as_of == AS_OF and dated.strict_rulings == ()
+    assert dated.status == plain.status and dated.group_scores == plain.group_scores
+    expected = hashlib.sha256(
+        _canonical(
+            {
+                "as_of": "2026-06-01T00:00:00Z",
+                "claim_sha256": plain.claim_sha256,
+                "configuration_sha256": plain.configuration_sha256,
+                "evidence_sha256": plain.evidence_sha256,
+                "schema_version": 4,
+            }
+        ).encode("utf-8")
+    ).hexdigest()
+    assert dated.evaluation_id == expected != plain.evaluation_id
+    assert check_result(dated).ok and check_result(dated.model_dump_json()).ok
+    assert not check_result(dated.model_copy(update={"as_of": AS_OF + timedelta(days=1)})).ok
+
+
+def test_as_of_must_be_timezone_aware() -> None:
+    verifier = ClaimVerifier(STRICT, scorer=ScriptedScorer(default=(0.1, 0.1)))
+    evidence = evidence_of([p("x y", 0.1, 0.1)])
+    with pytest.raises(ValueError, match="as_of must be timezone-aware"):
+        verifier.verify_sync("x y", evidence, as_of=datetime(2026, 6, 1))
+    with pytest.raises(ValidationError, match="timezone-aware"):
+        ClaimRequest(claim="x", as_of=datetime(2026, 6, 1))
+
+
+def test_as_of_through_requests_and_bundles() -> None:
+    scorer = ScriptedScorer({"The launch is Tuesday.": (0.97, 0.01)}, default=(0.02, 0.01))
+    verifier = ClaimVerifier(STRICT, scorer=scorer)
+    row = {"reference": "m1", "memory_id": str(mid("m1")), "text": "The launch is Tuesday.", "valid_to": "2026-01-01T00:00:00Z"}
+    from_mapping, from_request = verifier.verify_many_sync(
+        [
+            {"claim": "The launch is Tuesday.", "evidence": [row], "as_of": "2026-06-01T00:00:00+00:00"},
+            ClaimRequest(claim="The launch is Tuesday.", evidence=(ClaimEvidence.model_validate(row),), as_of=AS_OF),
+        ]
+    )
+    assert from_mapping.status.value == from_request.status.value == "insufficient"
+    assert from_mapping.evaluation_id == from_request.evaluation_id
+    from verifier.bundle import BundleCandidate, ContextBundle
+
+    bundle = ContextBundle(
+        rendered_context="[m1] The launch is Tuesday.",
+        candidates=(
+            BundleCandidate(reference="m1", memory_id=mid("m1"), rendered_text="The launch is Tuesday.",
+                            valid_to=datetime(2026, 1, 1, tzinfo=timezone.utc)),
+        ),
+    )  # fmt: skip
+    assert verifier.verify_bundle_sync("The launch is Tuesday.", bundle, as_of=AS_OF).status.value == "insufficient"
+    assert verifier.verify_bundle_sync("The launch is Tuesday.", bundle).status.value == "supported"
+
+
+# ---------------------------------------------------------------- truncation
+
+
+class AllTruncated(ScriptedScorer):
+    def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        return [True] * len(pairs)
+
+
+class BadTruncation(ScriptedScorer):
+    def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        return [True]
+
+
+def test_truncated_pairs_do_not_support_and_only_supports_are_asked() -> None:
+    scores = {"The launch is Tuesday.": (0.97, 0.01), "Unrelated.": (0.02, 0.01)}
+    evidence = evidence_of([p("The launch is Tuesday.", 0, 0), p("Unrelated.", 0, 0, "m2")])
+    cut = ClaimVerifier(STRICT, scorer=AllTruncated(scores)).verify_sync("The launch is Tuesday.", evidence)
+    assert cut.status.value == "insufficient" and rulings(cut) == [("vetoed_support", "truncated_pair")]
+    plain = ClaimVerifier(STRICT, scorer=ScriptedScorer(scores)).verify_sync("The launch is Tuesday.", evidence)
+    assert plain.status.value == "supported" and plain.strict_rulings == ()
+    counting = WordCountScorer(scores)
+    ClaimVerifier(STRICT, scorer=counting).verify_sync("The launch is Tuesday.", evidence)
+    assert counting.truncation_calls == [[("The launch is Tuesday.", "The launch is Tuesday.")]]
+    # The reference policies never ask.
+    counting = WordCountScorer(scores)
+    ClaimVerifier(REFERENCE, scorer=counting).verify_sync("The launch is Tuesday.", evidence)
+    assert counting.truncation_calls == []
+    with pytest.raises(ClaimVerificationError, match="truncated must return 2 booleans"):
+        ClaimVerifier(STRICT, scorer=BadTruncation({**scores, "The launch is Tuesday!": (0.9, 0.01)})).verify_sync(
+            "The launch is Tuesday.", evidence_of([p("The launch is Tuesday.", 0, 0), p("The launch is Tuesday!", 0, 0, "m2")])
+        )
+
+
+def test_onnx_scorer_reports_truncated_pairs() -> None:
+    pytest.importorskip("onnxruntime")
+    from verifier.engine import OnnxScorer
+
+    directory = ROOT / "models" / "tiny-deberta-v2-smoke-seed0"
+    if not (directory / "model.onnx").exists():
+        pytest.skip("the tiny smoke model is not in this checkout")
+    scorer = OnnxScorer(directory)
+    assert scorer.truncated([]) == []
+    assert scorer.truncated([("The launch is Tuesday.", "The launch is Tuesday."), ("word " * 600, "x")]) == [False, True]
+    with pytest.raises(ValueError):
+        scorer.truncated([("only one",)])  # type: ignore[list-item]
+
+
+# ---------------------------------------------------------------- the record
+
+
+def test_strict_record_checks_out_and_edits_are_found() -> None:
+    passages = [p("Priya probably approved the budget.", 0.88, 0.02)]
+    result = run("Priya approved the budget.", passages)
+    assert result.schema_version == 4
+    assert check_result(result, config=STRICT, evidence=evidence_of(passages)).ok
+    stored = result.model_dump_json()
+    assert json.loads(stored)["strict_rulings"][0]["rule"] == "strict_speech_act"
+    assert check_result(stored).ok
+    data = json.loads(stored)
+    data["strict_rulings"][0]["rule"] = "value_mismatch"
+    assert check_result(data).problems == (
+        "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+    )
+    data = json.loads(stored)
+    data["strict_rulings"] = []
+    assert "strict_rulings and the strict_policy_ruling limitation disagree" in check_result(data).problems
+    data = json.loads(stored)
+    del data["strict_rulings"]
+    with pytest.raises(ValueError, match="must carry strict_rulings"):
+        check_result(data)
+    data = json.loads(stored)
+    data["schema_version"] = 3
+    with pytest.raises(ValueError, match="need schema_version 4"):
+        check_result(data)
+
+
+def test_reference_results_keep_their_form() -> None:
+    passages = [p("The deployment date is May 4.", 0.98, 0.01)]
+    result = run("The deployment date is May 4.", passages, REFERENCE)
+    assert result.schema_version == 3
+    dumped = result.model_dump(mode="json")
+    assert "as_of" not in dumped and "strict_rulings" not in dumped
+    assert ClaimVerification.model_validate(dumped) == result
+    # Mixed: only one field strict is still the strict schema.
+    mixed = run("The deployment date is May 4.", passages, ClaimVerificationConfig(refutation_policy="strict"))
+    assert mixed.schema_version == 4 and mixed.status.value == "supported"
+
+
+# ---------------------------------------------------------------- never adds a support
+
+POOL_TEXTS = sorted(
+    {p_["text"] for row in TRIALS for p_ in row["passages"] if len(p_["text"]) < 300}
+    | {passage["text"] for case in CASES for passage in case[2]}
+)
+POOL_CLAIMS = sorted({row["claim"] for row in TRIALS if len(row["claim"]) < 300} | {case[1] for case in CASES})
+SCORE_SHAPES = ((0.97, 0.01), (0.85, 0.05), (0.5, 0.45), (0.05, 0.9), (0.01, 0.97), (0.1, 0.1), (0.81, 0.02))
+
+
+class HashScorer:
+    """Scores every (premise, claim) pair from a seed: the same pair always scores the same."""
+
+    def __init__(self, seed: int, truncation: bool) -> None:
+        self.seed = seed
+        self.truncation = truncation
+
+    def _pick(self, premise: str, claim: str, salt: str) -> int:
+        digest = hashlib.sha256(f"{self.seed}|{salt}|{premise}|{claim}".encode()).digest()
+        return digest[0]
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        rows = []
+        for premise, claim in pairs:
+            entailment, contradiction = SCORE_SHAPES[self._pick(premise, claim, "s") % len(SCORE_SHAPES)]
+            rows.append((entailment, contradiction, 1.0 - entailment - contradiction))
+        return np.array(rows, dtype=np.float64)
+
+    def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        return [self.truncation and self._pick(premise, claim, "t") % 4 == 0 for premise, claim in pairs]
+
+
+def reference_support_groups(result: ClaimVerification, threshold: float) -> set[tuple[uuid.UUID, ...]]:
+    """Every group the reference supported: direct (entailing, never rechecked) or an accepted recheck."""
+    rechecked = {item.memory_ids for item in result.localized_assessments}
+    direct = {g.memory_ids for g in result.group_scores if g.entailment >= threshold and g.memory_ids not in rechecked}
+    accepted = {
+        item.memory_ids
+        for item in result.localized_assessments
+        if item.entailment is not None and item.entailment >= threshold
+    }
+    return direct | accepted
+
+
+passage_strategy = st.fixed_dictionaries(
+    {
+        "text": st.sampled_from(POOL_TEXTS),
+        "epistemic_type": st.sampled_from([None, None, None, EpistemicType.HYPOTHETICAL, EpistemicType.OBSERVED]),
+        "lifecycle_state": st.sampled_from([None, None, None, LifecycleState.CONTESTED, LifecycleState.SUPERSEDED]),
+        "valid_to": st.sampled_from([None, None, datetime(2026, 1, 1, tzinfo=timezone.utc), datetime(2027, 1, 1, tzinfo=timezone.utc)]),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    claim=st.sampled_from(POOL_CLAIMS),
+    passages=st.lists(passage_strategy, min_size=1, max_size=4, unique_by=lambda item: item["text"]),
+    seed=st.integers(0, 10_000),
+    truncation=st.booleans(),
+    dated=st.booleans(),
+    policies=st.sampled_from([("strict", "strict"), ("strict", "explicit_corroboration"), ("speech_act_guarded", "strict")]),
+    threshold=st.sampled_from([0.8, 0.5, 0.9]),
+)
+def test_strict_never_adds_a_support(
+    claim: str,
+    passages: list[dict[str, Any]],
+    seed: int,
+    truncation: bool,
+    dated: bool,
+    policies: tuple[str, str],
+    threshold: float,
+) -> None:
+    evidence = [
+        ClaimEvidence(reference=f"m{i}", memory_id=mid(f"m{i}"), **item) for i, item in enumerate(passages, start=1)
+    ]
+    base = {"entailment_threshold": threshold, "contradiction_threshold": threshold}
+    strict_config = ClaimVerificationConfig(**base, entailment_policy=policies[0], refutation_policy=policies[1])  # type: ignore[arg-type]
+    reference_config = ClaimVerificationConfig(**base)
+    as_of = AS_OF if dated else None
+    scorer = HashScorer(seed, truncation)
+    reference = ClaimVerifier(reference_config, scorer=scorer).verify_sync(claim, evidence)
+    strict = ClaimVerifier(strict_config, scorer=scorer).verify_sync(claim, evidence, as_of=as_of)
+    supports = reference_support_groups(reference, threshold)
+    if reference.supporting_group:
+        assert reference.supporting_group in supports  # the helper reads the reference record right
+    assert strict.group_scores == reference.group_scores
+    assert strict.localized_assessments == reference.localized_assessments
+    if strict.status.value == "supported":
+        assert reference.status.value == "supported"
+    if strict.supporting_group:
+        assert strict.supporting_group in supports
+    for ruling in strict.strict_rulings:
+        if ruling.action == "vetoed_support":
+            assert ruling.memory_ids in supports
+    assert check_result(strict, config=strict_config, evidence=evidence).ok
+
+
+# ---------------------------------------------------------------- command line
+
+
+def test_cli_strict_policy(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_cli import write_manifest
+
+    from verifier import cli
+
+    monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
+    model_dir = tmp_path / "fake-model"
+    write_manifest(model_dir)
+    configs: list[ClaimVerificationConfig] = []
+
+    def make(config: ClaimVerificationConfig, runtime: Any) -> ClaimVerifier:
+        configs.append(config)
+        scorer = ScriptedScorer({"The migration may finish on Friday.": (0.86, 0.03)}, default=(0.05, 0.05))
+        return ClaimVerifier(config, scorer=scorer, runtime=runtime)
+
+    argv = [
+        "verify", "--model-dir", str(model_dir), "--json",
+        "--claim", "The migration finishes on Friday.", "--evidence", "The migration may finish on Friday.",
+    ]  # fmt: skip
+    assert cli.main([*argv, "--entailment-policy", "strict", "--refutation-policy", "strict"], make_verifier=make) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    result = ClaimVerification.model_validate_json(line)
+    assert configs[-1].entailment_policy == "strict" and configs[-1].refutation_policy == "strict"
+    assert result.status.value == "insufficient" and result.schema_version == 4
+    assert rulings(result) == [("vetoed_support", "strict_speech_act")]
+    assert check_result(result, config=configs[-1]).ok
+    assert cli.main(argv, make_verifier=make) == 0
+    assert ClaimVerification.model_validate_json(capsys.readouterr().out).status.value == "supported"
+
+
+def test_async_verify_takes_as_of() -> None:
+    import asyncio
+
+    scorer = ScriptedScorer({"The launch is Tuesday.": (0.97, 0.01)}, default=(0.02, 0.01))
+    evidence = evidence_of([p("The launch is Tuesday.", 0, 0, valid_to=datetime(2026, 1, 1, tzinfo=timezone.utc))])
+    verifier = ClaimVerifier(STRICT, scorer=scorer)
+    result = asyncio.run(verifier.verify("The launch is Tuesday.", evidence, as_of=AS_OF))
+    assert result == verifier.verify_sync("The launch is Tuesday.", evidence, as_of=AS_OF)
+    assert rulings(result) == [("vetoed_support", "expired")]

@@ -1,0 +1,364 @@
+"""The strict policy (docs/policy.md): vetoes and corroborated additions on top of the reference decisions.
+
+The strict policy never scores anything itself and never makes a recheck of
+its own: :mod:`verifier.procedure` runs the reference procedure (the
+``speech_act_guarded`` and ``explicit_corroboration`` decisions, with the same
+model calls and the same staging), and :func:`decide` then
+
+* removes supports (``entailment_policy="strict"``),
+* removes refutations, but only when no support survives, and adds model
+  refutations that the reference guard dropped when a strict rule corroborates
+  them (``refutation_policy="strict"``),
+
+and records a :class:`Ruling` for every group it changed. So every strict
+support is a reference support, and a strict ``supported`` is always a
+reference ``supported`` (docs/policy.md, "Why no support is ever added").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from .guards import (
+    PassageView,
+    Provenance,
+    exact_negation,
+    has_negated_clause,
+    has_negation_or_correction_cue,
+    is_compatible,
+    modality_preserved,
+    split_segments,
+)
+from .guards import concrete_values as reference_values
+from .guards import values_conflict as reference_values_conflict
+from .strict_text import (
+    claim_cue,
+    claim_modes,
+    has_correction_cue,
+    has_total_cue,
+    is_framing_line,
+    is_negated,
+    negated_clauses,
+    normalise,
+    strict_modes,
+    strict_tokens,
+    values_conflict,
+)
+from .types import ClaimEvidence, ClaimVerificationError, LifecycleState
+
+__all__ = [
+    "Support",
+    "Refutation",
+    "Dropped",
+    "Ruling",
+    "Outcome",
+    "TruncationQuery",
+    "decide",
+    "strict_exact_negation",
+]
+
+#: ``truncated(pairs) -> list[bool]``: which (premise, claim) pairs the model sees cut (docs/policy.md).
+TruncationQuery = Callable[[list[tuple[str, str]]], Sequence[bool]]
+
+
+@dataclass(frozen=True)
+class Support:
+    """A reference support: the group, its entailment, whether it is a recheck, the premise scored."""
+
+    group: tuple[int, ...]
+    probability: float
+    localized: bool
+    premise: str
+    segments: tuple[tuple[int, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class Refutation:
+    """A refutation: the group, its contradiction, whether its basis is the explicit negation."""
+
+    group: tuple[int, ...]
+    probability: float
+    explicit: bool
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A raw model contradiction (≥ threshold) that the reference refutation guard dropped."""
+
+    group: tuple[int, ...]
+    probability: float
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """What one strict rule did to one group."""
+
+    action: str
+    rule: str
+    group: tuple[int, ...]
+    localized: bool = False
+
+
+@dataclass
+class Outcome:
+    """The strict decisions: surviving and added groups, and every ruling in order."""
+
+    supports: list[Support] = field(default_factory=list)
+    refutations: list[Refutation] = field(default_factory=list)
+    rulings: list[Ruling] = field(default_factory=list)
+
+
+def _aware(value: datetime) -> datetime:
+    """A naive timestamp is read as UTC (docs/policy.md, "Validity")."""
+    return value if value.tzinfo is not None and value.utcoffset() is not None else value.replace(tzinfo=timezone.utc)
+
+
+def _validity(passage: ClaimEvidence, as_of: Optional[datetime]) -> Optional[str]:
+    if as_of is None:
+        return None
+    moment = _aware(as_of)
+    if passage.valid_to is not None and _aware(passage.valid_to) < moment:
+        return "expired"
+    if passage.valid_from is not None and _aware(passage.valid_from) > moment:
+        return "not_yet_valid"
+    return None
+
+
+def _provenance(passage: ClaimEvidence) -> Provenance:
+    return Provenance(passage.epistemic_type, passage.lifecycle_state)
+
+
+def strict_exact_negation(claim: str, passages: Sequence[ClaimEvidence]) -> bool:
+    """The strict exact negation (docs/policy.md): the reference rule of docs/decision.md §4.5 over
+    normalised text, strict negation scope and strict content tokens (numbers and every Unicode
+    word count, so "Port 8443 is not open." does not negate "Port 8080 is open.")."""
+    if is_negated(claim):
+        return False
+    modes = claim_modes(claim)
+    claim_tokens = strict_tokens(claim)
+    if len(claim_tokens) < 2:
+        return False
+    for passage in passages:
+        if not is_compatible(_provenance(passage), modes):
+            return False
+        if not strict_modes(passage.text, claim_tokens) <= modes:
+            return False
+    for passage in passages:
+        for clause in negated_clauses(passage.text):
+            clause_tokens = strict_tokens(clause)
+            if clause_tokens == claim_tokens if len(claim_tokens) == 2 else claim_tokens <= clause_tokens:
+                return True
+    return False
+
+
+class _Rules:
+    """The per-claim facts every rule reads, computed once."""
+
+    def __init__(self, claim: str, evidence: Sequence[ClaimEvidence], as_of: Optional[datetime]) -> None:
+        self.claim = claim
+        self.evidence = evidence
+        self.as_of = as_of
+        self.modes = claim_modes(claim)
+        self.tokens = strict_tokens(claim)
+        self.negated = is_negated(claim)
+        self.total = has_total_cue(claim)
+
+    def passages(self, group: tuple[int, ...]) -> list[ClaimEvidence]:
+        return [self.evidence[index] for index in group]
+
+    def joined(self, group: tuple[int, ...]) -> str:
+        return "\n".join(passage.text for passage in self.passages(group))
+
+    def validity(self, group: tuple[int, ...], *, lifecycle: bool) -> Optional[str]:
+        for passage in self.passages(group):
+            problem = _validity(passage, self.as_of)
+            if problem:
+                return problem
+            if lifecycle and passage.lifecycle_state == LifecycleState.CONTESTED:
+                return "contested_lifecycle"
+        return None
+
+    def modality(self, texts: Sequence[tuple[str, ClaimEvidence]]) -> bool:
+        """Strict modality preserved for these texts (passages or kept segments)."""
+        return all(
+            is_compatible(_provenance(passage), self.modes) and strict_modes(text, self.tokens) <= self.modes
+            for text, passage in texts
+        )
+
+    def negation(self, texts: Sequence[str]) -> bool:
+        """Whether the strict negation rule vetoes a support over these texts."""
+        overlapping = any(strict_tokens(clause) & self.tokens for text in texts for clause in negated_clauses(text))
+        if not self.negated:
+            return overlapping
+        return not has_negated_clause(self.claim) and not overlapping
+
+    def value_conflict(self, group: tuple[int, ...]) -> bool:
+        joined = self.joined(group)
+        return values_conflict(self.claim, joined, ignore_numbers=self.total and not has_total_cue(joined))
+
+    def kept_texts(self, support: Support) -> list[tuple[str, ClaimEvidence]]:
+        if not support.localized:
+            return [(passage.text, passage) for passage in self.passages(support.group)]
+        texts = []
+        for passage, numbers in zip(self.passages(support.group), support.segments):
+            segments = split_segments(passage.text)
+            kept = [segments[number - 1] for number in numbers]
+            if kept:
+                texts.append(("\n".join(kept), passage))
+        return texts
+
+    def framing_dropped(self, support: Support) -> bool:
+        for passage, numbers in zip(self.passages(support.group), support.segments):
+            for number, segment in enumerate(split_segments(passage.text), start=1):
+                if number not in numbers and is_framing_line(segment):
+                    return True
+        return False
+
+    # ---------------------------------------------------------------- supports
+
+    def support_veto(self, support: Support, dropped: Sequence[Dropped]) -> Optional[str]:
+        problem = self.validity(support.group, lifecycle=True)
+        if problem:
+            return problem
+        kept = self.kept_texts(support)
+        if not self.modality(kept):
+            return "strict_speech_act"
+        if self.negation([text for text, _ in kept]):
+            return "strict_negation"
+        if support.localized and self.framing_dropped(support):
+            return "framing_dropped"
+        if self.value_conflict(support.group):
+            return "value_mismatch"
+        if any(self.real_contradiction(item) for item in dropped):
+            return "dropped_contradiction"
+        return None
+
+    def real_contradiction(self, item: Dropped) -> bool:
+        """A dropped model contradiction from valid passages that keep the claim's speech act
+        (reference modes over normalised text): a real conflict the reference ignored."""
+        if self.validity(item.group, lifecycle=False):
+            return False
+        views = [PassageView(normalise(p.text), _provenance(p)) for p in self.passages(item.group)]
+        return modality_preserved(normalise(self.claim), views)
+
+    # ---------------------------------------------------------------- refutations
+
+    def refutation_veto(self, refutation: Refutation) -> Optional[str]:
+        problem = self.validity(refutation.group, lifecycle=False)
+        if problem:
+            return problem
+        passages = self.passages(refutation.group)
+        if not self.modality([(passage.text, passage) for passage in passages]):
+            return "strict_speech_act"
+        strict_negation = strict_exact_negation(self.claim, passages)
+        if refutation.explicit:
+            return None if strict_negation else "negation_scope"
+        views = [PassageView(p.text, _provenance(p)) for p in passages]
+        if has_negation_or_correction_cue(self.claim):
+            return None
+        if exact_negation(self.claim, views) and not reference_values_conflict(self.claim, self.joined(refutation.group)):
+            return None if strict_negation or claim_cue(self.claim) else "negation_scope"
+        # The reference's only corroboration was a value difference.
+        if strict_negation or claim_cue(self.claim) or self.value_conflict(refutation.group):
+            return None
+        if has_correction_cue(self.joined(refutation.group)):
+            return None
+        if self.total:
+            return "aggregate_total"
+        claim_values = reference_values(self.claim)
+        passage_values = reference_values(self.joined(refutation.group))
+        if all(values <= passage_values.get(kind, values) for kind, values in claim_values.items()):
+            return "value_superset"
+        return "value_format"
+
+    def corroborated(self, item: Dropped) -> bool:
+        """A dropped model contradiction that a strict rule corroborates (so it may refute)."""
+        if self.validity(item.group, lifecycle=False):
+            return False
+        passages = self.passages(item.group)
+        if not self.modality([(passage.text, passage) for passage in passages]):
+            return False
+        return claim_cue(self.claim) or self.value_conflict(item.group) or strict_exact_negation(self.claim, passages)
+
+
+def _truncated(query: Optional[TruncationQuery], pairs: list[tuple[str, str]]) -> list[bool]:
+    if query is None or not pairs:
+        return [False] * len(pairs)
+    try:
+        flags = list(query(pairs))
+    except ClaimVerificationError:
+        raise
+    except Exception as exc:  # a scorer's failure is an inference failure (docs/decision.md §1)
+        raise ClaimVerificationError(f"scorer.truncated failed: {type(exc).__name__}: {exc}") from exc
+    if len(flags) != len(pairs) or not all(isinstance(flag, (bool, np.bool_)) for flag in flags):
+        raise ClaimVerificationError(
+            f"scorer.truncated must return {len(pairs)} booleans, got {flags!r:.200}"
+        )
+    return [bool(flag) for flag in flags]
+
+
+def decide(
+    claim: str,
+    evidence: Sequence[ClaimEvidence],
+    *,
+    entailment: bool,
+    refutation: bool,
+    supports: Sequence[Support],
+    refutations: Sequence[Refutation],
+    dropped: Sequence[Dropped],
+    as_of: Optional[datetime] = None,
+    truncated: Optional[TruncationQuery] = None,
+) -> Outcome:
+    """Apply the strict rules (docs/policy.md) to the reference decisions of one verification.
+
+    Args:
+        claim, evidence: the validated claim and passages.
+        entailment: ``entailment_policy == "strict"`` (support vetoes apply).
+        refutation: ``refutation_policy == "strict"`` (refutation vetoes and additions apply).
+        supports, refutations: the reference's decisions over every stage, in stage order.
+        dropped: raw contradictions the reference guard dropped, in stage order.
+        as_of: the caller's verification date (validity rules), or ``None``.
+        truncated: the scorer's ``truncated`` method, or ``None`` (no truncation information).
+
+    Raises:
+        ClaimVerificationError: ``truncated`` failed or returned something other than one
+            boolean per pair.
+    """
+    rules = _Rules(claim, evidence, as_of)
+    outcome = Outcome()
+    kept: list[Support] = []
+    for support in supports:
+        rule = rules.support_veto(support, dropped) if entailment else None
+        if rule is None:
+            kept.append(support)
+        else:
+            outcome.rulings.append(Ruling("vetoed_support", rule, support.group, support.localized))
+    if entailment and kept:
+        flags = _truncated(truncated, [(support.premise, claim) for support in kept])
+        survivors = []
+        for support, flag in zip(kept, flags):
+            if flag:
+                outcome.rulings.append(Ruling("vetoed_support", "truncated_pair", support.group, support.localized))
+            else:
+                survivors.append(support)
+        kept = survivors
+    outcome.supports = kept
+    if not refutation:
+        outcome.refutations = list(refutations)
+        return outcome
+    for refuting in refutations:
+        # Removing a refutation next to a surviving support would reveal a support: never.
+        rule = None if kept else rules.refutation_veto(refuting)
+        if rule is None:
+            outcome.refutations.append(refuting)
+        else:
+            outcome.rulings.append(Ruling("vetoed_refutation", rule, refuting.group))
+    for item in dropped:
+        if rules.corroborated(item):
+            outcome.refutations.append(Refutation(item.group, item.probability, explicit=False))
+            outcome.rulings.append(Ruling("added_refutation", "strict_corroboration", item.group))
+    return outcome
