@@ -54,8 +54,12 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import dataclasses
 import json
+import os
+import stat
 import sys
+import tempfile
 import uuid
 from dataclasses import dataclass
 from typing import IO, Any, Iterator, Optional, Sequence, Union
@@ -75,8 +79,12 @@ __all__ = [
     "InvalidRow",
     "cli_memory_id",
     "LineTooLong",
+    "parse_row",
     "read_requests",
     "read_input",
+    "iter_input",
+    "is_whole_file",
+    "spooled",
     "open_lines",
     "report_invalid",
 ]
@@ -124,6 +132,8 @@ class InvalidRow:
     field: Optional[str]
     message: str
     unit: str = "line"
+    #: the row's ``id`` when it is a JSON object with a string ``id`` (for envelopes, shards and resume)
+    id: Optional[str] = None
 
     def describe(self, source: str) -> str:
         """``SOURCE line N: field F: message`` on one line."""
@@ -148,6 +158,19 @@ def _validate(
         return InvalidRow(line, exc.field, exc.reason, unit)
     except ValidationError as exc:
         return _from_validation_error(line, exc, unit)
+
+
+def parse_row(
+    line: int, value: Any, config: ClaimVerificationConfig, unit: str = "line", limits: InputLimits = InputLimits()
+) -> InputRow | InvalidRow:
+    """Validate one decoded row (an evidence row or a bundle row): an :class:`InputRow` or an :class:`InvalidRow`.
+
+    An invalid row that is a JSON object with a string ``id`` carries that id.
+    """
+    parsed = _parse_row(line, value, config, unit, limits)
+    if isinstance(parsed, InvalidRow) and isinstance(value, dict) and isinstance(value.get("id"), str):
+        return dataclasses.replace(parsed, id=value["id"])
+    return parsed
 
 
 def _parse_row(
@@ -268,7 +291,7 @@ def read_requests(
             return
         items = document if isinstance(document, list) else [document]
         for number, item in enumerate(items, start=1):
-            yield _parse_row(number, item, config, "item", limits)
+            yield parse_row(number, item, config, "item", limits)
         return
     for number, text in _lines(stream, limit, source):
         if not text.strip():
@@ -277,7 +300,7 @@ def read_requests(
         if isinstance(value, InvalidRow):
             yield value
             continue
-        yield _parse_row(number, value, config, "line", limits)
+        yield parse_row(number, value, config, "line", limits)
 
 
 @contextlib.contextmanager
@@ -309,6 +332,73 @@ def open_lines(source: str, limit: int) -> Iterator[tuple[int, str]]:
         yield from _lines(stream, limit, name)
 
 
+def is_whole_file(source: str) -> bool:
+    """Whether ``source`` is read as one JSON document (a path ending in ``.json``) rather than JSON Lines."""
+    return source != "-" and source.lower().endswith(".json")
+
+
+def iter_input(
+    path: str, config: ClaimVerificationConfig, limits: InputLimits, *, source: str, whole_file: bool
+) -> Iterator[InputRow | InvalidRow]:
+    """:func:`read_requests` over the file ``path``, messages naming ``source``; one row in memory at a time.
+
+    Raises:
+        UsageError: as :func:`read_input`.
+    """
+    with _opened(path) as stream:
+        yield from read_requests(stream, config, whole_file=whole_file, limits=limits, source=source)
+
+
+@contextlib.contextmanager
+def spooled(source: str, limit: int) -> Iterator[str]:
+    """A path that can be read twice holding ``source``: itself for a regular file, else a temporary copy.
+
+    Standard input (``-``), a FIFO or a character device is copied, each line
+    bounded by ``limit`` bytes (the whole input for a ``.json`` name), to a
+    temporary file that is removed on every way out (an error, Ctrl-C, SIGTERM).
+
+    Raises:
+        LineTooLong: a line (or a ``.json`` input) is longer than ``limit``.
+        UsageError: as :func:`read_input`.
+    """
+    if source != "-":
+        try:
+            regular = stat.S_ISREG(os.stat(source).st_mode)
+        except OSError:
+            regular = True  # let the reader word the error
+        if regular:
+            yield source
+            return
+    name = "<stdin>" if source == "-" else source
+    handle = tempfile.NamedTemporaryFile("wb", prefix="claim-verifier-input.", suffix=".spool", delete=False)
+    try:
+        with handle, _opened(source) as stream:
+            _copy(stream, handle, limit, name, whole_file=is_whole_file(source))
+        yield handle.name
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(handle.name)
+
+
+def _copy(stream: Union[IO[str], IO[bytes]], out: IO[bytes], limit: int, name: str, *, whole_file: bool) -> None:
+    if whole_file:
+        data = stream.read(limit + 1)
+        if len(data) > limit:
+            raise LineTooLong(f"error: {name} is longer than --max-line-bytes={limit} (a .json file is read whole)")
+        out.write(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
+        return
+    number = 0
+    while True:
+        raw = stream.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        chunk = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+        if len(raw) > limit and not chunk.endswith(b"\n"):
+            raise LineTooLong(f"error: {name} line {number} is longer than --max-line-bytes={limit}; nothing written")
+        out.write(chunk)
+
+
 def read_input(
     source: str, config: ClaimVerificationConfig, limits: InputLimits = InputLimits()
 ) -> tuple[list[InputRow], list[InvalidRow]]:
@@ -327,9 +417,13 @@ def read_input(
     return valid, invalid
 
 
-def report_invalid(source: str, invalid: Sequence[InvalidRow], prefix: str) -> None:
-    """Print the first :data:`MAX_REPORTED_ERRORS` invalid rows as ``PREFIX: SOURCE line N: ...``, then a count."""
+def report_invalid(source: str, invalid: Sequence[InvalidRow], prefix: str, *, total: Optional[int] = None) -> None:
+    """Print the first :data:`MAX_REPORTED_ERRORS` invalid rows as ``PREFIX: SOURCE line N: ...``, then a count.
+
+    ``total`` is the number of invalid rows when ``invalid`` holds only the first ones (default ``len(invalid)``).
+    """
     for row in invalid[:MAX_REPORTED_ERRORS]:
         err(f"{prefix}: {row.describe(source)}")
-    if len(invalid) > MAX_REPORTED_ERRORS:
-        err(f"{prefix}: ... and {len(invalid) - MAX_REPORTED_ERRORS} more invalid rows")
+    count = len(invalid) if total is None else total
+    if count > MAX_REPORTED_ERRORS:
+        err(f"{prefix}: ... and {count - MAX_REPORTED_ERRORS} more invalid rows")

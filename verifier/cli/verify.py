@@ -4,11 +4,19 @@ See :mod:`verifier.cli` for the two modes, :mod:`verifier.cli.inputs` for the
 input format, :mod:`verifier.cli.output` for the atomic ``-o``/``--row-map``
 files and :mod:`verifier.cli.common` for the options and which of them are
 digested.
+
+Big inputs (docs/bulk.md): the input is read twice, pass 1 validating every
+row while keeping only counts (:func:`verifier.cli.bulk.scan`), pass 2
+verifying chunks of :data:`~verifier.cli.bulk.CHUNK` claims, so memory does
+not grow with the input; stdin is spooled to a temporary file first.
+``--output-format envelope``, ``--resume`` and ``--shard I/N`` are
+:mod:`verifier.cli.bulk`; ``--engine ray`` is :mod:`verifier.cli.ray_run`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import sys
@@ -16,7 +24,7 @@ import time
 import typing
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 from ..options import InputLimits
 from ..types import (
@@ -38,18 +46,32 @@ from .common import (
     threshold,
 )
 from .errors import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, UsageError, err
-from .inputs import InputRow, InvalidRow, cli_memory_id, read_input, report_invalid
-from .output import STDOUT, check_output_paths, commit_all, open_outputs, stdout_text
+from .bulk import (
+    CHUNK,
+    AppendFile,
+    DigestSet,
+    Scan,
+    Shard,
+    StatusTally,
+    bare,
+    check_ids,
+    chunks,
+    configuration_digest,
+    envelope,
+    id_digest,
+    read_done,
+    row_id,
+    scan,
+    shard_type,
+)
+from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled
+from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .render import RunSummary, format_result, format_summary
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..decision import ClaimVerifier
 
 __all__ = ["add_parser", "run"]
-
-#: Claims per ``verify_many_sync`` call: bounds memory on huge inputs while keeping
-#: cross-claim batches large.
-_CHUNK = 1024
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
@@ -73,6 +95,15 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         "--fail-on-skip", action="store_true",
         help=f"with --skip-invalid: exit {EXIT_SKIPPED} (results still written) when any row was skipped",
     )
+    io_group.add_argument(
+        "--output-format", choices=("bare", "envelope"),
+        help='bare: one result per line (the default); envelope: {"id", "line", "result"|"error"} per row',
+    )
+    io_group.add_argument(
+        "--resume", action="store_true",
+        help="append to -o FILE in fsynced chunks and skip ids already there (envelopes; unique ids needed)",
+    )
+    io_group.add_argument("--shard", type=shard_type, metavar="I/N", help="only the rows whose sha256(id) mod N is I")
     io_group.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary on stderr")
     one_off = parser.add_argument_group("one-off check")
     one_off.add_argument("--claim", help="the claim to verify (instead of INPUT)")
@@ -120,8 +151,23 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         "--variant", metavar="NAME", help="ONNX variant recorded in the manifest, e.g. int8 or optimized (default: model.onnx)"
     )
     add_limits(parser.add_argument_group("input limits (never digested)"))
+    scale = parser.add_argument_group("scale-out on Ray Data (pip install 'claim-verifier[ray]'; docs/bulk.md)")
+    scale.add_argument("--engine", choices=("local", "ray"), default="local", help="local (default) or ray: -o is a directory")
+    scale.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray instance)")
+    scale.add_argument("--workers", type=int_range(1, 100_000), metavar="N", help="Ray actors, one verifier each (default 1)")
+    scale.add_argument(
+        "--threads-per-worker", type=int_range(1, 1024), metavar="T", help="CPUs and onnxruntime threads per actor (default 1)"
+    )
+    scale.add_argument(
+        "--rows-per-batch", type=int_range(1, 1 << 20), metavar="B",
+        help="rows per map_batches call (default 1024; --batch-size is the digested model batch)",
+    )
     parser.set_defaults(func=run)
     return parser
+
+
+def _bulk_given(args: argparse.Namespace) -> bool:
+    return bool(args.output_format or args.resume or args.shard or args.engine != "local")
 
 
 def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
@@ -134,6 +180,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     if args.claim is not None:
         if args.output or args.row_map or args.skip_invalid or args.fail_on_skip:
             raise UsageError("error: -o, --row-map, --skip-invalid and --fail-on-skip apply to INPUT files, not --claim")
+        if _bulk_given(args):
+            raise UsageError("error: --output-format, --resume, --shard and --engine apply to INPUT files, not --claim")
         return _run_one_off(args, context)
     if args.input is None:
         raise UsageError("error: give an INPUT file (JSON Lines) or --claim with --evidence")
@@ -141,6 +189,12 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         raise UsageError("error: --complete-set and --json apply to --claim; set requires_complete_set per row")
     if args.fail_on_skip and not args.skip_invalid:
         raise UsageError("error: --fail-on-skip needs --skip-invalid")
+    if args.engine == "ray":
+        from .ray_run import run_ray
+
+        return run_ray(args, context)
+    if args.address or args.workers or args.threads_per_worker or args.rows_per_batch:
+        raise UsageError("error: --address, --workers, --threads-per-worker and --rows-per-batch need --engine ray")
     return _run_file(args, context)
 
 
@@ -159,24 +213,31 @@ def _progress_bar(total: int, quiet: bool) -> Any:
 
 def _verify_all(
     verifier: "ClaimVerifier",
-    requests: Sequence[ValidRequest],
+    rows: Iterator["InputRow | InvalidRow"],
+    total: int,
     quiet: bool,
-    sink: Callable[[ClaimVerification], None],
+    sink: Callable[[list[tuple["InputRow | InvalidRow", Optional[ClaimVerification]]]], None],
 ) -> RunSummary:
-    run = RunSummary()
-    bar = _progress_bar(len(requests), quiet)
+    """Pass 2: verify ``rows`` a chunk at a time; ``sink`` gets each chunk's rows with their results in order."""
+    run = RunSummary(results=StatusTally())
+    bar = _progress_bar(total, quiet)
     start = time.perf_counter()
+    base = 0
     try:
-        for base in range(0, len(requests), _CHUNK):
-            chunk = requests[base : base + _CHUNK]
+        for chunk in chunks(rows):
+            valid = [item for item in chunk if isinstance(item, InputRow)]
 
             def progress(done: int, base: int = base) -> None:
                 if bar is not None:
                     bar.update(base + done - bar.n)
 
-            for result in verifier.verify_many_sync(chunk, progress=progress):
-                run.results.append(result)
-                sink(result)
+            results = iter(verifier.verify_many_sync([item.request for item in valid], progress=progress))
+            paired = [(item, next(results) if isinstance(item, InputRow) else None) for item in chunk]
+            for _, result in paired:
+                if result is not None:
+                    run.results.append(result)
+            sink(paired)
+            base += len(valid)
     finally:
         if bar is not None:
             bar.close()
@@ -189,47 +250,98 @@ def _verify_all(
     return run
 
 
+def _check_bulk_options(args: argparse.Namespace, output: Path) -> None:
+    if args.resume:
+        if args.output_format == "bare":
+            raise UsageError("error: --resume writes envelopes; drop --output-format bare")
+        if args.row_map is not None:
+            raise UsageError("error: --resume writes envelopes, which carry id and line; drop --row-map")
+        if Destination.of("-o", output).kind != "file":
+            raise UsageError("error: --resume needs -o FILE (a regular file it can append to and read back)")
+        check_destination("-o", output)
+
+
 def _run_file(args: argparse.Namespace, context: Context) -> int:
     source = "<stdin>" if args.input == "-" else args.input
-    valid: list[InputRow] = []
-    invalid: list[InvalidRow] = []
-
-    def load(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
-        nonlocal valid, invalid
-        valid, invalid = read_input(args.input, config, limits)
-        return [row.request for row in valid]
-
     output = args.output if args.output is not None else Path(STDOUT)
     check_output_paths(args.input, output, args.row_map)
-    writers = open_outputs(output, args.row_map)
-    writer = writers[0]
-    map_writer = writers[1] if len(writers) > 1 else None
-    try:
-        setup = prepare(args, load)
-        if invalid and not args.skip_invalid:
-            report_invalid(source, invalid, "error")
-            err(f"error: {len(invalid)} invalid row{'s' if len(invalid) != 1 else ''} in {source}; nothing written")
-            return EXIT_USAGE
-        if invalid:
-            report_invalid(source, invalid, "skipped")
-            err(f"skipped: {len(invalid)} invalid row{'s' if len(invalid) != 1 else ''} of {source}")
-
-        verifier = context.make_verifier(setup.config, setup.runtime)
-
-        def sink(result: ClaimVerification) -> None:
-            writer.write(result.model_dump_json() + "\n")
-
-        summary = _verify_all(verifier, setup.requests, args.quiet, sink)
-        if map_writer is not None:
-            for index, row in enumerate(valid):
-                map_writer.write(json.dumps({"row": index, "line": row.line, "id": row.request.id}) + "\n")
-        commit_all(writers)
-    finally:
+    _check_bulk_options(args, output)
+    shard: Shard = args.shard or Shard()
+    whole_file = is_whole_file(args.input)
+    envelopes = args.resume or args.output_format == "envelope"
+    with contextlib.ExitStack() as stack:
+        writers = [] if args.resume else open_outputs(output, args.row_map)
         for pending in writers:
-            pending.discard()
+            stack.callback(pending.discard)
+        path = source
+        found = Scan()
+
+        def rows(config: ClaimVerificationConfig, limits: InputLimits) -> Iterator[InputRow | InvalidRow]:
+            return iter_input(path, config, limits, source=source, whole_file=whole_file)
+
+        def load(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
+            nonlocal path, found
+            path = stack.enter_context(spooled(args.input, limits.max_request_bytes))
+            found = scan(rows(config, limits), shard, need_ids=args.resume, source=source)
+            return found.sample
+
+        setup = prepare(args, load)
+        config, limits = setup.config, setup.runtime.limits
+        skipped = found.invalid
+        if skipped and not args.skip_invalid:
+            report_invalid(source, found.reported, "error", total=skipped)
+            err(f"error: {skipped} invalid row{'s' if skipped != 1 else ''} in {source}; nothing written")
+            return EXIT_USAGE
+        done = DigestSet(b"")
+        if args.resume:
+            ids = check_ids(found, rows(config, limits), shard, source)
+            done, keep = read_done(output, configuration_digest(config))
+            if done.missing_from(ids):
+                raise UsageError(
+                    f"error: {output} holds {done.missing_from(ids)} id(s) that are not in {source}"
+                    f"{f' (shard {shard})' if shard.count > 1 else ''}; it is not the output of this input"
+                )
+            appender = AppendFile(output, keep)
+            stack.callback(appender.close)
+        if skipped:
+            report_invalid(source, found.reported, "skipped", total=skipped)
+            err(f"skipped: {skipped} invalid row{'s' if skipped != 1 else ''} of {source}")
+
+        verifier = context.make_verifier(config, setup.runtime)
+        line_of = envelope if envelopes else bare
+        map_writer = writers[1] if len(writers) > 1 else None
+        written = 0
+
+        def sink(paired: list[tuple[InputRow | InvalidRow, Optional[ClaimVerification]]]) -> None:
+            nonlocal written
+            text = "".join(line_of(item, result) for item, result in paired)
+            if args.resume:
+                appender.write_chunk(text)
+                return
+            writers[0].write(text)
+            if map_writer is not None:
+                for item, result in paired:
+                    if result is not None or envelopes:
+                        map_writer.write(json.dumps({"row": written, "line": item.line, "id": row_id(item)}) + "\n")
+                        written += 1
+
+        def todo() -> Iterator[InputRow | InvalidRow]:
+            for item in rows(config, limits):
+                key = row_id(item)
+                if not shard.owns(key):
+                    continue
+                if isinstance(item, InvalidRow) and not envelopes:
+                    continue
+                if done and key is not None and id_digest(key) in done:
+                    continue
+                yield item
+
+        summary = _verify_all(verifier, todo(), max(0, found.valid - len(done)), args.quiet, sink)
+        if not args.resume:
+            commit_all(writers)
     if not args.quiet:
-        err(format_summary(summary, skipped=len(invalid)))
-    return EXIT_SKIPPED if invalid and args.fail_on_skip else EXIT_OK
+        err(format_summary(summary, skipped=skipped))
+    return EXIT_SKIPPED if skipped and args.fail_on_skip else EXIT_OK
 
 
 # ---------------------------------------------------------------- one-off mode

@@ -1,0 +1,304 @@
+"""Big jobs on one machine: the two-pass stream, envelopes, ``--shard`` and ``--resume`` (docs/bulk.md).
+
+In-process over a scripted scorer, except the kill-and-resume test, which
+SIGKILLs the real command on the exported tiny model at several points.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pytest
+
+from verifier import ClaimVerificationConfig, ClaimVerifier, RuntimeOptions, ScriptedScorer, cli
+from verifier.cli.bulk import CHUNK, Shard
+from verifier.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
+    return ClaimVerifier(config, scorer=ScriptedScorer(default=(0.9, 0.05)), runtime=runtime)
+
+
+def row(n: int, claim: str = "The deployment date is May 4.", **extra: Any) -> dict[str, Any]:
+    return {
+        "id": f"r{n}",
+        "claim": claim,
+        "evidence": [{"reference": "M1", "memory_id": str(uuid.UUID(int=n + 1)), "text": "The deployment date is May 4."}],
+        **extra,
+    }
+
+
+def write(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(autouse=True)
+def fake_model_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A manifest-only model directory, named by $CLAIM_VERIFIER_MODEL_DIR (the scripted scorer never loads it)."""
+    directory = tmp_path_factory.mktemp("fake-model")
+    manifest = Manifest(
+        model="test/scripted-nli", requested_revision="r1", source="smoke", random_weights=True,
+        files={"model.onnx": FileRecord(sha256="0" * 64, size=1)}, labels=("contradiction", "entailment", "neutral"),
+        max_length=128, opset=17, inputs=("input_ids", "attention_mask"), pad_token_id=0, versions={},
+        parity=ParityReport(passed=True, pairs=1, max_abs_logit_diff=0.0, max_abs_prob_diff=0.0,
+                            argmax_agreement=1.0, token_ids_identical=True),
+        created_at="2026-12-01T00:00:00Z",
+    )
+    (directory / MANIFEST_NAME).write_text(manifest.model_dump_json(), encoding="utf-8")
+    monkeypatch.setenv("CLAIM_VERIFIER_MODEL_DIR", str(directory))
+    return directory
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(["verify", *argv, "-q"], make_verifier=make)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+class TestEnvelopes:
+    def test_envelopes_carry_id_and_line_and_the_bare_result(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        source = write(tmp_path / "in.jsonl", [row(1), "", row(2)])
+        code, bare, _ = run(capsys, str(source))
+        assert code == 0
+        code, out, _ = run(capsys, str(source), "--output-format", "envelope")
+        assert code == 0
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert [(r["id"], r["line"]) for r in rows] == [("r1", 1), ("r2", 3)]
+        assert [json.dumps(r["result"]) for r in rows] == [json.dumps(json.loads(line)) for line in bare.splitlines()]
+
+    def test_skipped_rows_are_error_envelopes_in_input_order(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        source = write(tmp_path / "in.jsonl", [row(1), row(2, claim="  "), "{not json", row(3)])
+        code, out, err = run(capsys, str(source), "--output-format", "envelope", "--skip-invalid")
+        assert code == 0 and "skipped: 2 invalid rows" in err
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert [(r["id"], r["line"], "result" in r) for r in rows] == [
+            ("r1", 1, True), ("r2", 2, False), (None, 3, False), ("r3", 4, True)
+        ]
+        assert rows[1]["error"]["field"] == "claim" and rows[2]["error"]["message"].startswith("invalid JSON")
+
+    def test_many_chunks_keep_order_and_the_row_map(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        rows = [row(n) for n in range(2 * CHUNK + 5)]
+        source = write(tmp_path / "in.jsonl", rows)
+        out, row_map = tmp_path / "out.jsonl", tmp_path / "map.jsonl"
+        code, _, _ = run(capsys, str(source), "-o", str(out), "--row-map", str(row_map), "--output-format", "envelope")
+        assert code == 0
+        assert [r["id"] for r in lines(out)] == [r["id"] for r in rows]
+        assert lines(row_map)[-1] == {"row": 2 * CHUNK + 4, "line": 2 * CHUNK + 5, "id": f"r{2 * CHUNK + 4}"}
+
+    def test_an_invalid_row_late_in_a_big_input_writes_nothing(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        rows: list[Any] = [row(n) for n in range(CHUNK + 10)]
+        rows[-1] = "[1]"
+        out = tmp_path / "out.jsonl"
+        code, _, err = run(capsys, str(write(tmp_path / "in.jsonl", rows)), "-o", str(out), "--output-format", "envelope")
+        assert code == 2 and not out.exists() and f"line {CHUNK + 10}: expected a JSON object" in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+class TestStdinSpool:
+    def test_stdin_is_spooled_and_the_spool_removed(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import io
+
+        spool = tmp_path / "spool"
+        spool.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(spool))
+        for text, expected in ((json.dumps(row(1)) + "\n" + json.dumps(row(2)) + "\n", 0), ("[1]\n", 2)):
+            monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+            code, out, _ = run(capsys, "-")
+            assert code == expected and len(out.splitlines()) == (2 if expected == 0 else 0)
+            assert list(spool.iterdir()) == []
+
+
+class TestShards:
+    def test_the_shards_cover_the_input_exactly_once(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        rows = [row(n) for n in range(300)]
+        source = write(tmp_path / "in.jsonl", rows)
+        _, whole, _ = run(capsys, str(source), "--output-format", "envelope")
+        seen: list[str] = []
+        for index in range(3):
+            code, out, _ = run(capsys, str(source), "--output-format", "envelope", "--shard", f"{index}/3")
+            assert code == 0
+            part = out.splitlines()
+            assert 0 < len(part) < 300
+            seen += part
+        assert len(seen) == len(set(seen)) == 300
+        assert sorted(seen) == sorted(whole.splitlines())
+
+    def test_the_split_is_by_sha256_of_the_id(self) -> None:
+        """Stable across processes and Python versions (not ``hash``): pinned values."""
+        assert [Shard(i, 4).owns("r1") for i in range(4)].count(True) == 1
+        import hashlib
+
+        expected = int.from_bytes(hashlib.sha256(b"r1").digest()[:8], "big") % 4
+        assert Shard(expected, 4).owns("r1")
+
+    def test_shards_need_ids_and_a_valid_spec(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        no_id = {k: v for k, v in row(2).items() if k != "id"}
+        source = write(tmp_path / "in.jsonl", [row(1), no_id])
+        code, out, err = run(capsys, str(source), "--shard", "0/2")
+        assert (code, out) == (2, "") and err.strip() == f"error: --shard needs an id on every row; {source} line 2 has none"
+        with pytest.raises(SystemExit):
+            cli.main(["verify", str(source), "--shard", "2/2"], make_verifier=make)
+        assert "expected 0 <= I < N" in capsys.readouterr().err
+
+
+class TestResume:
+    def test_a_second_run_skips_what_is_there(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        rows = [row(n) for n in range(10)]
+        source = write(tmp_path / "in.jsonl", rows)
+        out = tmp_path / "out.jsonl"
+        full = tmp_path / "full.jsonl"
+        assert run(capsys, str(source), "-o", str(full), "--output-format", "envelope")[0] == 0
+        write(tmp_path / "half.jsonl", rows[:4])
+        assert run(capsys, str(tmp_path / "half.jsonl"), "-o", str(out), "--resume")[0] == 0
+        with out.open("a", encoding="utf-8") as handle:  # a torn write: part of a line, no newline
+            handle.write(full.read_text(encoding="utf-8").splitlines()[7][:50])
+        assert run(capsys, str(source), "-o", str(out), "--resume")[0] == 0
+        assert out.read_text(encoding="utf-8") == full.read_text(encoding="utf-8")
+        assert run(capsys, str(source), "-o", str(out), "--resume")[0] == 0
+        assert out.read_text(encoding="utf-8") == full.read_text(encoding="utf-8")
+
+    @pytest.mark.parametrize(
+        "rows, message",
+        [
+            ([row(1), {"claim": "x", "evidence": []}], "--resume needs a string id on every row; 1 row(s)"),
+            ([row(1), row(2), row(1)], "--resume needs unique ids; id 'r1' repeats in"),
+        ],
+    )
+    def test_ids_must_be_present_and_unique(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, rows: list[Any], message: str
+    ) -> None:
+        out = tmp_path / "out.jsonl"
+        code, _, err = run(capsys, str(write(tmp_path / "in.jsonl", rows)), "-o", str(out), "--resume")
+        assert code == 2 and message in err and not out.exists()
+
+    def test_foreign_or_bare_output_is_refused(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        source = write(tmp_path / "in.jsonl", [row(1), row(2)])
+        out = tmp_path / "out.jsonl"
+        assert run(capsys, str(source), "-o", str(out))[0] == 0  # bare results
+        before = out.read_text(encoding="utf-8")
+        code, _, err = run(capsys, str(source), "-o", str(out), "--resume")
+        assert code == 2 and "line 1 is not an envelope of verify --resume" in err
+        out.write_text(json.dumps({"id": "zz", "line": 1, "error": {}}) + "\n", encoding="utf-8")
+        code, _, err = run(capsys, str(source), "-o", str(out), "--resume")
+        assert code == 2 and "holds 1 id(s) that are not in" in err
+        assert run(capsys, str(source), "-o", str(tmp_path / "r.jsonl"), "--resume")[0] == 0
+        code, _, err = run(capsys, str(source), "-o", str(tmp_path / "r.jsonl"), "--resume", "--entailment-threshold", "0.9")
+        assert code == 2 and "another decision configuration" in err
+        assert before
+
+    @pytest.mark.parametrize(
+        "argv, message",
+        [
+            (["--output-format", "bare"], "--resume writes envelopes; drop --output-format bare"),
+            (["--row-map", "m.jsonl"], "drop --row-map"),
+            (["-o", "-"], "--resume needs -o FILE"),
+        ],
+    )
+    def test_resume_options(self, capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str) -> None:
+        source = write(tmp_path / "in.jsonl", [row(1)])
+        extra = [] if "-o" in argv else ["-o", str(tmp_path / "o.jsonl")]
+        code, _, err = run(capsys, str(source), "--resume", *extra, *argv)
+        assert code == 2 and message in err
+
+
+def _run_and_kill(argv: list[str], out: Path, threshold: int, after_s: Optional[float] = None) -> int:
+    """Start the command; SIGKILL it once ``out`` holds at least ``threshold`` bytes (0: right away) or, with
+    ``after_s``, after that many seconds; its status."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAIM_VERIFIER_MODEL_DIR"}
+    env["PYTHONPATH"] = str(ROOT)
+    process = subprocess.Popen([sys.executable, "-m", "verifier", *argv], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    started = time.monotonic()
+    while process.poll() is None and time.monotonic() < started + 120:
+        if after_s is not None:
+            if time.monotonic() - started >= after_s:
+                process.send_signal(signal.SIGKILL)
+                break
+        elif threshold == 0 or (out.exists() and out.stat().st_size >= threshold):
+            process.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.005)
+    return process.wait(timeout=120)
+
+
+def test_sigkill_at_any_point_and_resume_gives_the_uninterrupted_results(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Several kill points (before any output; after 1 chunk; after 1 chunk of each of two runs; after 4
+    chunks; three seeded random times), each run resumed until it completes: the output equals an
+    uninterrupted run's as a set, no line lost, duplicated or torn."""
+    rows = [row(n, claim=f"The deployment {n} date is May {n % 28 + 1}.") for n in range(6 * CHUNK + 17)]
+    source = write(tmp_path / "in.jsonl", rows)
+    common = ["verify", str(source), "--model-dir", str(tiny_model_dir), "-q"]
+    reference = tmp_path / "reference.jsonl"
+    assert _run_and_kill([*common, "-o", str(reference), "--output-format", "envelope"], tmp_path / "never", 1 << 60) == 0
+    expected = reference.read_text(encoding="utf-8").splitlines()
+    chunk_bytes = len("\n".join(expected[:CHUNK]))
+    check = _check_resumed(expected)
+    for kills, points in enumerate(([0], [chunk_bytes // 2], [chunk_bytes + 1, 2 * chunk_bytes + 1], [4 * chunk_bytes])):
+        out = tmp_path / f"resumed-{kills}.jsonl"
+        argv = [*common, "-o", str(out), "--resume"]
+        for point in points:
+            assert _run_and_kill(argv, out, point) == -signal.SIGKILL, "the run ended before its kill point"
+        partial = len(out.read_text(encoding="utf-8").splitlines()) if out.exists() else 0
+        assert partial < len(expected)
+        assert _run_and_kill(argv, out, 1 << 60) == 0
+        check(out)
+    # Kills at random times (seeded): wherever they land, the resumed output is the same.
+    chance = random.Random(20261201)
+    out = tmp_path / "resumed-random.jsonl"
+    argv = [*common, "-o", str(out), "--resume"]
+    for _ in range(3):
+        _run_and_kill(argv, out, 0, after_s=chance.uniform(0.5, 3.0))
+    assert _run_and_kill(argv, out, 1 << 60) == 0
+    check(out)
+
+
+def _check_resumed(expected: list[str]) -> Callable[[Path], None]:
+    def check(out: Path) -> None:
+        got = out.read_text(encoding="utf-8")
+        assert got.endswith("\n")
+        assert len(got.splitlines()) == len(expected)
+        assert sorted(got.splitlines()) == sorted(expected)
+
+    return check
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--workers", "2"], "error: --address, --workers, --threads-per-worker and --rows-per-batch need --engine ray"),
+        (["--engine", "ray"], "error: --engine ray needs -o OUTDIR (a new or empty directory)"),
+        (["--engine", "ray", "-o", "d", "--resume"], "error: --resume does not apply to --engine ray"),
+    ],
+)
+def test_ray_options_are_checked_before_ray_is_needed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    source = write(tmp_path / "in.jsonl", [row(1)])
+    code, out, err = run(capsys, str(source), *argv)
+    assert (code, out) == (2, "") and err.startswith(message)
+
+
+def test_one_off_mode_refuses_bulk_options(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["verify", "--claim", "x", "--evidence", "y", "--shard", "0/2"], make_verifier=make)
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: --output-format, --resume, --shard and --engine apply to INPUT files, not --claim"
+    )

@@ -1,0 +1,114 @@
+"""Ray Data scale-out (``verifier.distributed``, ``verify --engine ray``) on a local Ray instance and the tiny model.
+
+Needs the ``ray`` extra (``pip install -e '.[ray,test]'``); skipped without it.
+Slow: starting Ray and its actors takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
+
+from verifier import cli  # noqa: E402
+from verifier.distributed import RayVerificationError, verify_dataset  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def row(n: int) -> dict[str, Any]:
+    evidence = [
+        {"reference": "M1", "memory_id": str(uuid.UUID(int=2 * n + 1)), "text": f"The launch moved to day {n % 5}."},
+        {"reference": "M2", "memory_id": str(uuid.UUID(int=2 * n + 2)), "text": f"Launch is day {(n * 3) % 5}."},
+    ]
+    value: dict[str, Any] = {"id": f"c{n}", "claim": f"The launch is on day {n % 7}.", "evidence": evidence}
+    if n % 4 == 0:
+        value["requires_complete_set"] = n % 8 == 0
+    return value
+
+
+ROWS = [row(n) for n in range(120)]
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ray-in") / "claims.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def local_results(source: Path, tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The local CLI's envelopes, by id."""
+    out = tmp_path_factory.mktemp("ray-local") / "local.jsonl"
+    code = cli.main(["verify", str(source), "-o", str(out), "--model-dir", str(tiny_model_dir), "--output-format", "envelope", "-q"])
+    assert code == 0
+    return {r["id"]: r["result"] for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+
+
+def by_id(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids))
+    return {r["id"]: json.loads(r["result"]) for r in rows}
+
+
+def test_the_library_equals_the_local_cli_digests_included(
+    local_ray: None, tiny_model_dir: Path, local_results: dict[str, Any]
+) -> None:
+    results = verify_dataset(ray.data.from_items(ROWS), tiny_model_dir, rows_per_batch=32).take_all()
+    assert by_id(results) == local_results
+    assert all(r["error"] is None for r in results)
+
+
+def test_the_cli_engine_writes_json_lines_joined_by_id(
+    local_ray: None, source: Path, tiny_model_dir: Path, local_results: dict[str, Any], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    outdir = tmp_path / "out"
+    argv = ["verify", str(source), "-o", str(outdir), "--engine", "ray", "--model-dir", str(tiny_model_dir)]
+    assert cli.main([*argv, "--rows-per-batch", "50", "-q"]) == 0
+    rows = [json.loads(line) for path in sorted(outdir.iterdir()) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert by_id(rows) == local_results
+    code = cli.main([*argv, "-q"])
+    assert code == 2 and "must be a new or empty directory" in capsys.readouterr().err
+
+
+def test_a_worker_without_the_model_directory_fails_the_job_clearly(local_ray: None, tmp_path: Path) -> None:
+    with pytest.raises(Exception) as caught:
+        verify_dataset(ray.data.from_items(ROWS[:4]), tmp_path / "nowhere").take_all()
+    assert "cannot open model directory" in str(caught.value)
+    assert "on every node" in str(caught.value)
+
+
+def test_a_tampered_model_fails_the_cli_with_one_line(
+    local_ray: None, source: Path, tiny_model_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with (tiny_model_copy / "model.onnx").open("ab") as handle:
+        handle.write(b"\0")
+    argv = ["verify", str(source), "-o", str(tmp_path / "out"), "--engine", "ray", "--model-dir", str(tiny_model_copy), "-q"]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: the Ray job failed: worker on ") and "cannot load model directory" in err
+
+
+def test_an_invalid_row_fails_unless_skipped(local_ray: None, tiny_model_dir: Path) -> None:
+    rows = [*ROWS[:3], {"id": "bad", "claim": "  ", "evidence": []}]
+    with pytest.raises(Exception) as caught:
+        verify_dataset(ray.data.from_items(rows), tiny_model_dir).take_all()
+    assert isinstance(caught.value, RayVerificationError) or "invalid row (id 'bad')" in str(caught.value)
+    results = {r["id"]: r for r in verify_dataset(ray.data.from_items(rows), tiny_model_dir, skip_invalid=True).take_all()}
+    assert results["bad"]["result"] is None and json.loads(results["bad"]["error"])["field"] == "claim"
+    assert all(results[f"c{n}"]["error"] is None for n in range(3))
