@@ -3,7 +3,7 @@
 Usage::
 
     python -m bench build [--rebuild]                 # random DeBERTa-v3-base -> python -m export -> variants
-    python -m bench compare [--name NAME] [--quick]   # CrossEncoder vs OnnxScorer (+ int8, optimized)
+    python -m bench compare [--name NAME] [--quick]   # CrossEncoder (PyTorch, ONNX, ONNX int8) vs OnnxScorer (+ int8, optimized)
     python -m bench tune [--name NAME]                # token budget, threads, levels, staged vs eager
 
 ``compare`` writes ``bench/results/<name>.json`` and ``bench/results/<name>.md``
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .runner import CompareSettings
+from .workloads import DEFAULT_CLAIMS_E
 
 __all__ = ["build_parser", "main"]
 
@@ -64,6 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--no-torch", action="store_true", help="skip the CrossEncoder (no ratios)")
     compare.add_argument("--no-variants", action="store_true", help="skip the int8 / optimized variants")
     compare.add_argument(
+        "--no-peers", action="store_true",
+        help="skip the sentence-transformers ONNX peers (CrossEncoder backend='onnx', fp32 and its own dynamic int8)",
+    )
+    compare.add_argument(
+        "--claims-e", type=int, default=None,
+        help="claims in workload (e), realistic longer text (default 100; --quick: 10; 0: skip (e))",
+    )
+    compare.add_argument("--chunk-claims-e", type=int, default=25, help="claims per interleaved chunk of (e) (default 25)")
+    compare.add_argument(
         "--span", action="store_true",
         help="also time an export with span-sliced relative attention (python -m export --attention span) and its int8",
     )
@@ -88,7 +98,24 @@ def _check(args: argparse.Namespace) -> Optional[str]:
     if args.command == "tune":
         return preflight("tune", model, variants=("int8", "optimized"))
     variants = () if args.no_variants else ("int8", "optimized")
-    return preflight("compare", model, variants=variants, span=args.span, torch_side=not args.no_torch)
+    problem = preflight("compare", model, variants=variants, span=args.span, torch_side=not args.no_torch)
+    if problem is None and not args.no_peers:
+        from .backends import st_onnx_ready
+        from .preflight import BENCH_INSTALL, EXPORT_INSTALL, missing_modules
+        from .runner import st_dir
+
+        needed = [("sentence_transformers", "sentence-transformers"), ("optimum.onnxruntime", "optimum-onnx")]
+        if not st_onnx_ready(st_dir(model)):
+            needed.append(("optimum.exporters.onnx", "optimum-onnx"))
+        missing = sorted(set(missing_modules(needed)))
+        if missing:
+            how = [f"{BENCH_INSTALL} (sentence-transformers)"] if "sentence-transformers" in missing else []
+            how += [f"{EXPORT_INSTALL} (optimum-onnx)"] if "optimum-onnx" in missing else []
+            return (
+                f"python -m bench compare: the sentence-transformers ONNX peers need {', '.join(missing)}: "
+                f"install with {' and '.join(how)}, or pass --no-peers"
+            )
+    return problem
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -130,6 +157,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             skip_torch=args.no_torch,
             span=args.span,
             variants=() if args.no_variants else ("int8", "optimized"),
+            peers=not args.no_peers,
+            claims_e=(10 if quick else DEFAULT_CLAIMS_E) if args.claims_e is None else (args.claims_e or None),
+            chunk_claims_e=5 if quick else args.chunk_claims_e,
         )
         run, json_path, md_path = run_compare(settings)
     print(md_path.read_text(encoding="utf-8"))

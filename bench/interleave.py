@@ -2,8 +2,9 @@
 
 On a shared machine the load changes minute to minute; timing one backend
 after the other lets a burst of someone else's work land on one side only.
-Here all backends (CrossEncoder on PyTorch, OnnxScorer float32 and its
-variants) are loaded in one process and take turns on the same pairs:
+Here all backends (CrossEncoder on PyTorch, the sentence-transformers ONNX
+peers ``st-onnx`` / ``st-onnx-int8``, OnnxScorer float32 and its variants) are
+loaded in one process and take turns on the same pairs:
 
 * latency workloads (a, b, d): repetition ``r`` runs every backend once on the
   claim, in an order rotated by ``r``;
@@ -11,7 +12,9 @@ variants) are loaded in one process and take turns on the same pairs:
   ``--chunk-claims`` (default 50) claims; each chunk is one many-claims step
   (its singles in one scorer call, then its needed pairs in one call) and
   every backend runs it, in forward order on even chunks and reverse order on
-  odd ones (ABBA), so a slow minute is shared.
+  odd ones (ABBA), so a slow minute is shared;
+* throughput workload (e) (realistic longer text, ``--claims-e`` claims; off
+  without it): the same, in chunks of ``--chunk-claims-e`` claims, right after (c).
 
 Only one backend computes at a time, each with the same thread count. Cold
 start and peak RSS are *not* measured here (one process holds all models):
@@ -22,6 +25,7 @@ backends are :mod:`bench.backends`; the result is a
 Usage (normally started by ``python -m bench compare``)::
 
     python -m bench.interleave --onnx-dir D --hf-dir H --backends torch,onnx,onnx-int8 --out r.json
+    python -m bench.interleave ... --st-dir S --backends torch,st-onnx,st-onnx-int8,onnx,onnx-int8 --claims-e 100
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from .backends import BACKEND_KEYS, Backend, OnnxBackend, load_backend
 from .measure import latency, schedules, time_stages
 from .proc import THREAD_ENV_VARS
 from .results import InterleaveResult, LatencyResult, ScheduleResult, ThroughputResult
-from .workloads import Pair, Workload, checked_workloads, workload_digest
+from .workloads import Pair, Workload, base_digest, checked_workloads, workload_digest
 
 __all__ = ["chunks", "build_parser", "main"]
 
@@ -80,7 +84,7 @@ def _throughput(
                 for pair, row in zip(stage, output):
                     probabilities[key][pair] = row
         print(
-            f"  chunk {index + 1}/{len(parts)}: "
+            f"  ({workload.key}) chunk {index + 1}/{len(parts)}: "
             + ", ".join(f"{key} {chunk_seconds[key][-1]:.1f} s" for key in keys)
             + f" (load {loads[-1]:.2f}, numpy {ceiling[-1]:.0f} GFLOP/s)",
             file=sys.stderr,
@@ -91,6 +95,7 @@ def _throughput(
     for key in keys:
         probs_file = None
         if probs_dir is not None:
+            probs_dir.mkdir(parents=True, exist_ok=True)
             probs_file = probs_dir / f"{key}.npy"
             np.save(probs_file, np.stack([probabilities[key][pair] for pair in order_pairs]))
         seconds = float(sum(chunk_seconds[key]))
@@ -138,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--onnx-dir", required=True)
     parser.add_argument("--hf-dir", required=True)
     parser.add_argument("--span-dir", default=None, help="export made with span-sliced attention (backends span*)")
+    parser.add_argument("--st-dir", default=None, help="sentence-transformers ONNX peer directory (backends st-onnx*)")
     parser.add_argument("--backends", default="torch,onnx", help=f"comma-separated, from {', '.join(BACKEND_KEYS)}")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--probs-dir", type=Path, default=None)
@@ -150,10 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reps-d", type=int, default=3)
     parser.add_argument("--reps-schedules", type=int, default=5)
     parser.add_argument("--chunk-claims", type=int, default=50)
+    parser.add_argument("--claims-e", type=int, default=None, help="claims in workload (e) (default: no (e))")
+    parser.add_argument("--digest-e", default=None, help="expected digest of workload (e)")
+    parser.add_argument("--chunk-claims-e", type=int, default=25)
     parser.add_argument("--max-batch-tokens", type=int, default=8192)
     parser.add_argument("--max-batch-size", type=int, default=None)
     parser.add_argument("--torch-batch-size", type=int, default=32)
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: latency,throughput,schedules")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: latency,throughput,schedules,e")
     return parser
 
 
@@ -168,25 +177,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"unknown backend(s) {unknown}; choose from {list(BACKEND_KEYS)}", file=sys.stderr)
         return 2
     skip = {part.strip() for part in args.skip.split(",") if part.strip()}
-    workloads = checked_workloads(args.claims, args.pair_share, args.digest)
+    workloads = checked_workloads(
+        args.claims, args.pair_share, args.digest, claims_e=args.claims_e or None, digest_e=args.digest_e
+    )
     if isinstance(workloads, str):
         print(workloads, file=sys.stderr)
         return 2
-    digest = workload_digest(workloads)
+    digest = base_digest(workloads)
     backends: dict[str, Backend] = {}
+    load_seconds: dict[str, float] = {}
     for key in keys:
         started = time.perf_counter()
         try:
             backends[key] = load_backend(
                 key, onnx_dir=Path(args.onnx_dir), hf_dir=Path(args.hf_dir),
-                span_dir=Path(args.span_dir) if args.span_dir else None, threads=args.threads,
+                span_dir=Path(args.span_dir) if args.span_dir else None,
+                st_dir=Path(args.st_dir) if args.st_dir else None, threads=args.threads,
                 max_batch_tokens=args.max_batch_tokens, max_batch_size=args.max_batch_size,
                 torch_batch_size=args.torch_batch_size,
             )
         except ValueError as exc:
             print(exc, file=sys.stderr)
             return 2
-        print(f"  loaded {key} in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+        load_seconds[key] = time.perf_counter() - started
+        print(f"  loaded {key} in {load_seconds[key]:.1f} s", file=sys.stderr, flush=True)
     timed: dict[str, dict[str, LatencyResult]] = {}
     if "latency" not in skip:
         for key, reps, warmup in (("a", args.reps_a, 2), ("b", args.reps_b, 1), ("d", args.reps_d, 1)):
@@ -201,12 +215,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.probs_dir is not None:
             args.probs_dir.mkdir(parents=True, exist_ok=True)
         throughput = {"c": _throughput(backends, workloads["c"], args.chunk_claims, args.probs_dir)}
+        if "e" in workloads and "e" not in skip:
+            probs_e = args.probs_dir / "e" if args.probs_dir is not None else None
+            throughput["e"] = _throughput(backends, workloads["e"], args.chunk_claims_e, probs_e)
     onnx = backends.get("onnx")
     found: Optional[dict[str, ScheduleResult]] = None
     if "schedules" not in skip and isinstance(onnx, OnnxBackend):
         found = schedules(onnx.scorer, workloads, reps=args.reps_schedules)
     result = InterleaveResult(
-        backends=keys, digest=digest, threads=args.threads, latency=timed, throughput=throughput, schedules=found
+        backends=keys, digest=digest, threads=args.threads, latency=timed, throughput=throughput, schedules=found,
+        digest_e=workload_digest({"e": workloads["e"]}) if "e" in workloads else None,
+        load_seconds=load_seconds,
+        versions={key: dict(backend.versions) for key, backend in backends.items()},
     )
     args.out.write_text(json.dumps(result.to_json(), indent=1), encoding="utf-8")
     return 0

@@ -9,7 +9,15 @@ profile, numpy ceiling), so a reader can recompute it:
   minimal count) ÷ seconds; as a fraction of numpy's float32 matmul rate on the
   same machine and threads (the higher of the two measurements of the run);
 * padding overhead = padded tokens ÷ real tokens of the backend's own batches;
-* ratios are ONNX ÷ CrossEncoder for rates, CrossEncoder ÷ ONNX for latencies.
+* ratios are ONNX ÷ CrossEncoder for rates, CrossEncoder ÷ ONNX for latencies;
+  ``figures["ratios_vs_peers"][peer][ours]`` holds the same ratios of each of
+  our backends against every peer (:data:`bench.backends.PEER_KEYS`: the
+  PyTorch CrossEncoder and the sentence-transformers ONNX CrossEncoder in
+  float32 and its own dynamic int8), on (c), (e) and the latency workloads.
+
+Workload (e) (realistic longer text) is reported like (c) when the run has it
+(``throughput.e``, ``figures.backends[k].e``, ratio keys ``e_*``); runs without
+it render as before.
 """
 
 from __future__ import annotations
@@ -34,8 +42,14 @@ _LABELS = {
     "onnx-int8": "OnnxScorer int8",
     "span": "span-sliced fp32 (proposed export)",
     "span-int8": "span-sliced int8 (proposed export)",
+    "st-onnx": "CrossEncoder ONNX (sentence-transformers fp32)",
+    "st-onnx-int8": "CrossEncoder ONNX int8 (sentence-transformers)",
 }
-_ORDER = ("torch", "onnx", "onnx-optimized", "onnx-int8", "span", "span-int8")
+_ORDER = ("torch", "st-onnx", "st-onnx-int8", "onnx", "onnx-optimized", "onnx-int8", "span", "span-int8")
+#: Peers (someone else's runtime); every other backend is ours.
+_PEERS = ("torch", "st-onnx", "st-onnx-int8")
+#: Throughput workloads.
+_THROUGHPUT = ("c", "e")
 
 
 def _mib(value: Optional[float]) -> Optional[float]:
@@ -43,12 +57,17 @@ def _mib(value: Optional[float]) -> Optional[float]:
 
 
 def _backend_figures(
-    result: Mapping[str, Any], profile: Mapping[str, Any], ceiling: float, ort_ceiling: Optional[float] = None
+    result: Mapping[str, Any],
+    profile: Mapping[str, Any],
+    ceiling: float,
+    ort_ceiling: Optional[float] = None,
+    key: Optional[str] = None,
 ) -> dict[str, Any]:
     cold = result.get("cold_start", {})
-    key = result["backend"] if not result.get("variant") else f"onnx-{result['variant']}"
-    if str(result.get("variant", "")).startswith("span"):
-        key = str(result["variant"])
+    if key is None:
+        key = result["backend"] if not result.get("variant") else f"onnx-{result['variant']}"
+        if str(result.get("variant", "")).startswith("span"):
+            key = str(result["variant"])
     figures: dict[str, Any] = {
         "label": _LABELS.get(key, key),
         "import_seconds": cold.get("import_seconds"),
@@ -60,6 +79,7 @@ def _backend_figures(
         "peak_rss_mib": _mib(result.get("rss", {}).get("peak_bytes")),
         "load_before": result.get("load_before"),
         "load_after": result.get("load_after"),
+        "interleave_load_seconds": result.get("interleave_load_seconds"),
         "latency": {},
     }
     for key, row in result.get("latency", {}).items():
@@ -77,9 +97,11 @@ def _backend_figures(
             "ceiling_fraction": gflops / ceiling,
             "padding_overhead": counters.get("padding_overhead"),
         }
-    throughput = result.get("throughput", {}).get("c")
-    if throughput:
-        work = profile["c"]
+    for work_key in _THROUGHPUT:
+        throughput = result.get("throughput", {}).get(work_key)
+        if not throughput or work_key not in profile:
+            continue
+        work = profile[work_key]
         seconds = throughput["median"]
         counters = throughput.get("counters", {})
         gflops = work["flops_minimal"] / seconds / 1e9
@@ -87,7 +109,7 @@ def _backend_figures(
         samples = throughput.get("numpy_gflops_samples") or []
         concurrent = float(sorted(samples)[len(samples) // 2]) if samples else None
         loads = throughput.get("load_1m") or []
-        figures["c"] = {
+        figures[work_key] = {
             "numpy_concurrent_gflops": concurrent,
             "ceiling_fraction_concurrent": gflops / concurrent if concurrent else None,
             "load_1m_mean": sum(loads) / len(loads) if loads else None,
@@ -110,8 +132,40 @@ def _backend_figures(
     return figures
 
 
+def _ratio_row(run: Mapping[str, Any], backends: Mapping[str, Any], key: str, peer: str) -> dict[str, Any]:
+    """``key``'s figures as ratios against ``peer``'s: rates key ÷ peer, times peer ÷ key, RSS key ÷ peer.
+
+    Keys: ``c_pairs_per_s`` / ``e_pairs_per_s`` (and the per-chunk ratios of
+    each), ``<a|b|d>_p50_speedup`` / ``_p95_speedup``, ``cold_start_speedup``,
+    ``peak_rss_ratio`` -- each only where both sides have the figure.
+    """
+    figures, theirs_figures = backends[key], backends[peer]
+    row: dict[str, Any] = {}
+    for work in _THROUGHPUT:
+        if work in figures and work in theirs_figures:
+            prefix = "c" if work == "c" else work
+            row[f"{prefix}_pairs_per_s"] = figures[work]["pairs_per_s"] / theirs_figures[work]["pairs_per_s"]
+            mine = run["backends"][key].get("throughput", {}).get(work, {}).get("chunk_seconds") or []
+            theirs = run["backends"][peer].get("throughput", {}).get(work, {}).get("chunk_seconds") or []
+            if mine and len(mine) == len(theirs):
+                per_chunk = sorted(t / m for t, m in zip(theirs, mine))
+                middle = len(per_chunk) // 2
+                median = per_chunk[middle] if len(per_chunk) % 2 else (per_chunk[middle - 1] + per_chunk[middle]) / 2
+                row[f"{prefix}_chunk_ratios"] = per_chunk
+                row[f"{prefix}_chunk_ratio_median"] = median
+    for work in ("a", "b", "d"):
+        if work in figures["latency"] and work in theirs_figures["latency"]:
+            row[f"{work}_p50_speedup"] = theirs_figures["latency"][work]["p50_ms"] / figures["latency"][work]["p50_ms"]
+            row[f"{work}_p95_speedup"] = theirs_figures["latency"][work]["p95_ms"] / figures["latency"][work]["p95_ms"]
+    if figures.get("cold_start_seconds") and theirs_figures.get("cold_start_seconds"):
+        row["cold_start_speedup"] = theirs_figures["cold_start_seconds"] / figures["cold_start_seconds"]
+    if figures.get("peak_rss_mib") and theirs_figures.get("peak_rss_mib"):
+        row["peak_rss_ratio"] = figures["peak_rss_mib"] / theirs_figures["peak_rss_mib"]
+    return row
+
+
 def compute_figures(run: Mapping[str, Any]) -> dict[str, Any]:
-    """Figures per backend, ratios against the CrossEncoder, and the targets (:data:`TARGETS`)."""
+    """Figures per backend, ratios against the CrossEncoder and against every peer, and the targets (:data:`TARGETS`)."""
     ceiling = max(run["numpy_before"]["ceiling_gflops"], run.get("numpy_after", {}).get("ceiling_gflops", 0.0))
     profile = run["workloads"]
     ort_samples = [
@@ -119,33 +173,19 @@ def compute_figures(run: Mapping[str, Any]) -> dict[str, Any]:
                             run.get("numpy_after", {}).get("onnxruntime_matmul_gflops")) if value
     ]
     ort_ceiling = max(ort_samples) if ort_samples else None
-    backends = {key: _backend_figures(value, profile, ceiling, ort_ceiling) for key, value in run["backends"].items()}
+    backends = {
+        key: _backend_figures(value, profile, ceiling, ort_ceiling, key=key) for key, value in run["backends"].items()
+    }
     ratios: dict[str, Any] = {}
-    torch = backends.get("torch")
-    if torch:
-        for key, figures in backends.items():
-            if key == "torch":
-                continue
-            row: dict[str, Any] = {}
-            if "c" in figures and "c" in torch:
-                row["c_pairs_per_s"] = figures["c"]["pairs_per_s"] / torch["c"]["pairs_per_s"]
-                mine = run["backends"][key].get("throughput", {}).get("c", {}).get("chunk_seconds") or []
-                theirs = run["backends"]["torch"].get("throughput", {}).get("c", {}).get("chunk_seconds") or []
-                if mine and len(mine) == len(theirs):
-                    per_chunk = sorted(t / m for t, m in zip(theirs, mine))
-                    middle = len(per_chunk) // 2
-                    median = per_chunk[middle] if len(per_chunk) % 2 else (per_chunk[middle - 1] + per_chunk[middle]) / 2
-                    row["c_chunk_ratios"] = per_chunk
-                    row["c_chunk_ratio_median"] = median
-            for work in ("a", "b", "d"):
-                if work in figures["latency"] and work in torch["latency"]:
-                    row[f"{work}_p50_speedup"] = torch["latency"][work]["p50_ms"] / figures["latency"][work]["p50_ms"]
-                    row[f"{work}_p95_speedup"] = torch["latency"][work]["p95_ms"] / figures["latency"][work]["p95_ms"]
-            if figures.get("cold_start_seconds") and torch.get("cold_start_seconds"):
-                row["cold_start_speedup"] = torch["cold_start_seconds"] / figures["cold_start_seconds"]
-            if figures.get("peak_rss_mib") and torch.get("peak_rss_mib"):
-                row["peak_rss_ratio"] = figures["peak_rss_mib"] / torch["peak_rss_mib"]
-            ratios[key] = row
+    if "torch" in backends:
+        for key in backends:
+            if key != "torch":
+                ratios[key] = _ratio_row(run, backends, key, "torch")
+    ratios_vs_peers: dict[str, Any] = {}
+    for peer in _PEERS:
+        if peer not in backends:
+            continue
+        ratios_vs_peers[peer] = {key: _ratio_row(run, backends, key, peer) for key in backends if key not in _PEERS}
 
     agreement = run.get("agreement", {})
     targets = []
@@ -201,6 +241,7 @@ def compute_figures(run: Mapping[str, Any]) -> dict[str, Any]:
         "onnxruntime_matmul_gflops": ort_ceiling,
         "backends": backends,
         "ratios": ratios,
+        "ratios_vs_peers": ratios_vs_peers,
         "targets": targets,
     }
 
@@ -212,6 +253,81 @@ def _f(value: Any, spec: str = ".2f", suffix: str = "") -> str:
         return f"{value:{spec}}{suffix}"
     except (TypeError, ValueError):
         return str(value)
+
+
+def _throughput_section(add: Any, figures: Mapping[str, Any], keys: list[str], work: str) -> None:
+    """The throughput table of workload ``work`` (``c`` or ``e``), when some backend has it."""
+    if not any(work in figures["backends"][k] for k in keys):
+        return
+    add(f"## Throughput, workload ({work})")
+    add("")
+    shown = [k for k in keys if work in figures["backends"][k]]
+    add("| | " + " | ".join(figures["backends"][k]["label"] for k in shown) + " |")
+    add("|---|" + "---:|" * len(shown))
+    rows = (
+        ("wall seconds", "seconds", ".1f"),
+        ("claims/s", "claims_per_s", ".2f"),
+        ("pairs/s", "pairs_per_s", ".1f"),
+        ("real tokens/s", "tokens_per_s", ".0f"),
+        ("effective GFLOP/s (minimal count)", "gflops", ".0f"),
+        ("  … as % of numpy matmul (separate measurement)", "ceiling_fraction", ".0%"),
+        ("  … as % of numpy matmul sampled between chunks", "ceiling_fraction_concurrent", ".0%"),
+        ("numpy GFLOP/s sampled between chunks (median)", "numpy_concurrent_gflops", ".0f"),
+        ("  … as % of onnxruntime's own MatMul (AVX-512) rate", "ort_matmul_fraction", ".0%"),
+        (f"load average during ({work}) (mean of samples)", "load_1m_mean", ".2f"),
+        ("GFLOP/s (implemented count)", "gflops_implemented", ".0f"),
+        ("GFLOP/s inside onnxruntime run()", "onnxruntime_run_gflops", ".0f"),
+        ("share of time in onnxruntime run()", "onnxruntime_run_share", ".1%"),
+        ("padding overhead (padded ÷ real)", "padding_overhead", ".3f"),
+        ("batches", "batches", "d"),
+    )
+    for title, field, spec in rows:
+        add(f"| {title} | " + " | ".join(_f(figures["backends"][k][work].get(field), spec) for k in shown) + " |")
+    if figures["ratios"]:
+        add("| **pairs/s ÷ CrossEncoder** | " + " | ".join(
+            "1.00x" if k == "torch" else _f(figures["ratios"].get(k, {}).get(f"{work}_pairs_per_s"), ".2f", "x") for k in shown
+        ) + " |")
+        add("| per-chunk ratios (min · median · max) | " + " | ".join(
+            "–" if k == "torch" or not figures["ratios"].get(k, {}).get(f"{work}_chunk_ratios") else
+            " · ".join(
+                _f(v, ".2f", "x") for v in (
+                    figures["ratios"][k][f"{work}_chunk_ratios"][0],
+                    figures["ratios"][k][f"{work}_chunk_ratio_median"],
+                    figures["ratios"][k][f"{work}_chunk_ratios"][-1],
+                )
+            )
+            for k in shown
+        ) + " |")
+    add("")
+
+
+def _peer_sections(add: Any, run: Mapping[str, Any], keys: list[str]) -> None:
+    """One row per (our backend, peer): every figure of ours as a ratio against that peer."""
+    figures = run["figures"]
+    table = figures.get("ratios_vs_peers") or {}
+    peers = [peer for peer in _PEERS if peer in table]
+    ours = [key for key in keys if key not in _PEERS]
+    if not peers or not ours:
+        return
+    add("## Our backends against every peer (same run, same pairs, same threads)")
+    add("")
+    add("Rates are ours ÷ peer's, latencies and cold start peer's ÷ ours (> 1: ours is faster); peak RSS is ours ÷ "
+        "peer's (< 1: ours is smaller). Peers: " + "; ".join(
+            f"{_LABELS.get(peer, peer)}"
+            + (f" (`{run['backends'][peer].get('versions', {}).get('file')}`)"
+               if run["backends"][peer].get("versions", {}).get("file") else "")
+            for peer in peers) + ".")
+    add("")
+    add("| ours | against | (c) pairs/s | (e) pairs/s | (a) p50 | (b) p50 | (d) p50 | cold start | peak RSS |")
+    add("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for key in ours:
+        for peer in peers:
+            row = table[peer].get(key, {})
+            cells = [_f(row.get(name), ".2f", "x") for name in (
+                "c_pairs_per_s", "e_pairs_per_s", "a_p50_speedup", "b_p50_speedup", "d_p50_speedup",
+                "cold_start_speedup", "peak_rss_ratio")]
+            add(f"| {_LABELS.get(key, key)} | {_LABELS.get(peer, peer)} | " + " | ".join(cells) + " |")
+    add("")
 
 
 def render_markdown(run: Mapping[str, Any]) -> str:
@@ -264,7 +380,7 @@ def render_markdown(run: Mapping[str, Any]) -> str:
     add("")
     add("| | claims | pairs | real tokens | mean tokens/pair | max | truncated | GFLOP (minimal) |")
     add("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for key in ("a", "b", "c", "d"):
+    for key in [k for k in ("a", "b", "c", "d", "e") if k in profile]:
         work = profile[key]
         mean = work["real_tokens"] / work["pairs"]
         top = max(s["max_tokens"] for s in work["stages"])
@@ -276,48 +392,13 @@ def render_markdown(run: Mapping[str, Any]) -> str:
     add("")
     add(f"(c) paths: {profile['c']['paths']}; scored as the many-claims driver does: every singles in one call, "
         "then every needed pair in one call.")
+    if "e" in profile:
+        add("")
+        add(f"(e) realistic longer text (encyclopedia-style passages of 1–3 sentences, one-sentence claims; own digest "
+            f"{str(run.get('workload_digest_e', ''))[:16]}): paths {profile['e']['paths']}; scored like (c).")
     add("")
-    if any("c" in figures["backends"][k] for k in keys):
-        add("## Throughput, workload (c)")
-        add("")
-        shown = [k for k in keys if "c" in figures["backends"][k]]
-        add("| | " + " | ".join(figures["backends"][k]["label"] for k in shown) + " |")
-        add("|---|" + "---:|" * len(shown))
-        rows = (
-            ("wall seconds", "seconds", ".1f"),
-            ("claims/s", "claims_per_s", ".2f"),
-            ("pairs/s", "pairs_per_s", ".1f"),
-            ("real tokens/s", "tokens_per_s", ".0f"),
-            ("effective GFLOP/s (minimal count)", "gflops", ".0f"),
-            ("  … as % of numpy matmul (separate measurement)", "ceiling_fraction", ".0%"),
-            ("  … as % of numpy matmul sampled between chunks", "ceiling_fraction_concurrent", ".0%"),
-            ("numpy GFLOP/s sampled between chunks (median)", "numpy_concurrent_gflops", ".0f"),
-            ("  … as % of onnxruntime's own MatMul (AVX-512) rate", "ort_matmul_fraction", ".0%"),
-            ("load average during (c) (mean of samples)", "load_1m_mean", ".2f"),
-            ("GFLOP/s (implemented count)", "gflops_implemented", ".0f"),
-            ("GFLOP/s inside onnxruntime run()", "onnxruntime_run_gflops", ".0f"),
-            ("share of time in onnxruntime run()", "onnxruntime_run_share", ".1%"),
-            ("padding overhead (padded ÷ real)", "padding_overhead", ".3f"),
-            ("batches", "batches", "d"),
-        )
-        for title, field, spec in rows:
-            add(f"| {title} | " + " | ".join(_f(figures["backends"][k]["c"].get(field), spec) for k in shown) + " |")
-        if figures["ratios"]:
-            add("| **pairs/s ÷ CrossEncoder** | " + " | ".join(
-                "1.00x" if k == "torch" else _f(figures["ratios"].get(k, {}).get("c_pairs_per_s"), ".2f", "x") for k in shown
-            ) + " |")
-            add("| per-chunk ratios (min · median · max) | " + " | ".join(
-                "–" if k == "torch" or not figures["ratios"].get(k, {}).get("c_chunk_ratios") else
-                " · ".join(
-                    _f(v, ".2f", "x") for v in (
-                        figures["ratios"][k]["c_chunk_ratios"][0],
-                        figures["ratios"][k]["c_chunk_ratio_median"],
-                        figures["ratios"][k]["c_chunk_ratios"][-1],
-                    )
-                )
-                for k in shown
-            ) + " |")
-        add("")
+    for work_key in _THROUGHPUT:
+        _throughput_section(add, figures, keys, work_key)
     add("## Latency per claim (staged scorer calls), p50 / p95")
     add("")
     add("| workload | " + " | ".join(labels) + " |")
@@ -345,6 +426,7 @@ def render_markdown(run: Mapping[str, Any]) -> str:
                 cells.append(f"{row['claims_per_s']:.2f} · {row['pairs_per_s']:.0f} · {row['gflops']:.0f}")
         add(f"| {title} | " + " | ".join(cells) + " |")
     add("")
+    _peer_sections(add, run, keys)
     add("## Cold start and memory (each backend in its own process)")
     add("")
     add("| | " + " | ".join(labels) + " |")
@@ -357,6 +439,7 @@ def render_markdown(run: Mapping[str, Any]) -> str:
         ("process start → ready (s)", "process_to_ready_seconds", ".2f", ""),
         ("RSS after load (MiB)", "rss_after_load_mib", ".0f", ""),
         ("peak RSS (MiB)", "peak_rss_mib", ".0f", ""),
+        ("load in the shared timing process (s)", "interleave_load_seconds", ".2f", ""),
     ):
         add(f"| {title} | " + " | ".join(_f(figures["backends"][k].get(field), spec, suffix) for k in keys) + " |")
     add("| load average before → after | " + " | ".join(
@@ -402,6 +485,21 @@ def render_markdown(run: Mapping[str, Any]) -> str:
         add(f"Replayed statuses on the reference's probabilities: {statuses} — a random model's probabilities sit near "
             "1/3 and never reach the 0.8 thresholds, so the decision comparison is weak; the flag flips at thresholds "
             "placed inside the observed distribution are the stricter test.")
+    if run.get("agreement_e"):
+        add("")
+        add(f"## Agreement on (e) against {run['agreement_e_reference']} (random weights: plumbing check, not quality)")
+        add("")
+        add("| | max abs Δprob | mean abs Δprob | argmax agreement | flag flips at p50 / p90 / p99 thresholds | identical decisions |")
+        add("|---|---:|---:|---:|---:|---:|")
+        for key, row in run["agreement_e"].items():
+            flags = row["flags"]
+            stress = " / ".join(
+                str(flags[f"ent_p{q}"]["flag_flips"] + flags[f"con_p{q}"]["flag_flips"]) for q in (50, 90, 99)
+            )
+            add(
+                f"| {_LABELS.get(key, key)} | {row['max_abs_prob_diff']:.2e} | {row['mean_abs_prob_diff']:.2e} | "
+                f"{row['argmax_agreement']:.2%} | {stress} | {row['identical_decisions']}/{row['claims']} |"
+            )
     add("")
     add("## Targets")
     add("")

@@ -209,8 +209,12 @@ class InterleaveResult(JsonRecord):
 
     Attributes:
         latency: workload key (``a``, ``b``, ``d``) -> backend key -> result.
-        throughput: ``{"c": backend key -> result}`` (absent when skipped).
+        throughput: ``{"c": backend key -> result}``, plus ``"e"`` when workload (e)
+            ran (absent when skipped).
         schedules: ``"a/staged"``-style name -> result (OnnxScorer fp32; absent when skipped).
+        digest_e: workload (e)'s own digest (absent when (e) did not run).
+        load_seconds: backend key -> seconds to load it in this process.
+        versions: backend key -> its runtime's versions (the peers' ONNX file too).
     """
 
     backends: list[str]
@@ -219,6 +223,9 @@ class InterleaveResult(JsonRecord):
     latency: Mapping[str, Mapping[str, LatencyResult]]
     throughput: Optional[Mapping[str, Mapping[str, ThroughputResult]]] = _optional()
     schedules: Optional[Mapping[str, ScheduleResult]] = _optional()
+    digest_e: Optional[str] = _optional()
+    load_seconds: Optional[Mapping[str, float]] = _optional()
+    versions: Optional[Mapping[str, Mapping[str, str]]] = _optional()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "InterleaveResult":
@@ -239,4 +246,7 @@ class InterleaveResult(JsonRecord):
             schedules={k: ScheduleResult.from_json(v) for k, v in data["schedules"].items()}
             if "schedules" in data
             else None,
+            digest_e=data.get("digest_e"),
+            load_seconds=data.get("load_seconds"),
+            versions=data.get("versions"),
         )

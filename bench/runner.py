@@ -13,8 +13,13 @@ One run, one machine, same pairs, same threads:
    b and d);
 6. timing: one process holding every backend, taking turns on the same pairs
    (:mod:`bench.interleave`: rotated order per repetition for a, b, d; ABBA
-   order over 50-claim chunks of c; staged vs eager on a, b), so load from
-   other users of the machine falls on both sides alike;
+   order over 50-claim chunks of c and 25-claim chunks of e; staged vs eager
+   on a, b), so load from other users of the machine falls on both sides
+   alike. The peers are the PyTorch CrossEncoder and, unless ``peers=False``,
+   the sentence-transformers ONNX CrossEncoder on its own float32 and dynamic
+   int8 exports (``st-onnx``, ``st-onnx-int8``; written once under
+   ``models/bench-deberta-v3-base-random/st-onnx/`` by
+   ``python -m bench.backends prepare-st-onnx``, in a subprocess);
 7. numpy's rate again (drift check), then figures, ratios and agreement of the
    probabilities and decisions on workload (c).
 
@@ -42,15 +47,18 @@ from .facts import host_facts, import_time, numpy_ceiling, token_profile, wait_f
 from .model import BenchModel, build_bench_model
 from .proc import REPO_ROOT, Log, python_env, run_python
 from .results import InterleaveResult, WorkerResult
+from .backends import ST_KEYS, st_onnx_ready
 from .workloads import (
     DEFAULT_CLAIMS,
+    DEFAULT_CLAIMS_E,
     Workload,
     all_workloads,
     mix_with_pair_share,
     workload_digest,
+    workload_e,
 )
 
-__all__ = ["CompareSettings", "run_compare", "run_tune", "merge_backends", "RESULTS_DIR"]
+__all__ = ["CompareSettings", "run_compare", "run_tune", "merge_backends", "prepare_peers", "st_dir", "RESULTS_DIR"]
 
 #: Where results are written (``*.json`` git-ignored; commit the markdown of the final run).
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
@@ -81,9 +89,28 @@ class CompareSettings:
     skip_torch: bool = False
     span: bool = False
     models_root: Optional[Path] = None
+    #: Time the sentence-transformers ONNX peers (``st-onnx``, ``st-onnx-int8``) too.
+    peers: bool = True
+    #: Claims in workload (e) (realistic longer text); ``None`` or 0: no (e).
+    claims_e: Optional[int] = DEFAULT_CLAIMS_E
+    chunk_claims_e: int = 25
 
 
 # --------------------------------------------------------------------------- children
+
+
+def st_dir(model: BenchModel) -> Path:
+    """Where the sentence-transformers ONNX peers' files live (git-ignored, next to ``hf/`` and ``onnx/``)."""
+    return model.root / "st-onnx"
+
+
+def prepare_peers(model: BenchModel, log: Log) -> Path:
+    """Write the peers' ONNX files when missing (``python -m bench.backends prepare-st-onnx``, a subprocess,
+    so torch's and optimum's memory never stays here); return their directory."""
+    directory = st_dir(model)
+    if not st_onnx_ready(directory):
+        run_python(["-m", "bench.backends", "prepare-st-onnx", str(model.hf_dir), str(directory)], log=log)
+    return directory
 
 
 def run_worker(args: Sequence[str], threads: int, log: Log) -> WorkerResult:
@@ -131,6 +158,7 @@ def _run_interleave(
     log: Log,
     *,
     skip: str,
+    digest_e: Optional[str] = None,
 ) -> InterleaveResult:
     """Run :mod:`bench.interleave` over ``keys`` and return its result."""
     args = [
@@ -142,6 +170,11 @@ def _run_interleave(
     ]
     if model.span_ready():
         args += ["--span-dir", str(model.span_dir)]
+    if any(key in ST_KEYS for key in keys):
+        args += ["--st-dir", str(st_dir(model))]
+    if settings.claims_e and digest_e is not None:
+        args += ["--claims-e", str(settings.claims_e), "--digest-e", digest_e,
+                 "--chunk-claims-e", str(settings.chunk_claims_e)]
     if settings.pair_share is not None:
         args += ["--pair-share", str(settings.pair_share)]
     if probs_dir is not None:
@@ -165,12 +198,23 @@ def merge_backends(
             latency[work]["onnx (second pass)"] = rows["onnx"]
     backends: dict[str, dict[str, Any]] = {key: worker.to_json() for key, worker in workers.items()}
     for key in inter.backends:
-        backends.setdefault(key, {"backend": "onnx", "variant": key})
+        if key in ST_KEYS:
+            backends.setdefault(key, {"backend": "st-onnx", "variant": "int8" if key.endswith("int8") else None})
+        else:
+            backends.setdefault(key, {"backend": "onnx", "variant": key})
     throughput = (inter.throughput or {}).get("c", {})
+    throughput_e = (inter.throughput or {}).get("e", {})
     for key, value in backends.items():
+        # new keys first: the last keys stay latency, throughput, schedules as before
+        if key in ST_KEYS and inter.versions and key in inter.versions:
+            value["versions"] = dict(inter.versions[key])
+        if inter.load_seconds and key in inter.load_seconds:
+            value["interleave_load_seconds"] = inter.load_seconds[key]
         value["latency"] = {work: rows[key].to_json() for work, rows in latency.items() if key in rows}
         if key in throughput:
             value["throughput"] = {"c": throughput[key].to_json()}
+        if key in throughput_e:
+            value.setdefault("throughput", {})["e"] = throughput_e[key].to_json()
     if inter.schedules is not None:
         backends["onnx"]["schedules"] = {name: row.to_json() for name, row in inter.schedules.items()}
     second = {work: rows["onnx (second pass)"].to_json() if "onnx (second pass)" in rows else None for work, rows in latency.items()}
@@ -205,8 +249,13 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
     mix = mix_with_pair_share(settings.pair_share) if settings.pair_share is not None else None
     workloads = all_workloads(settings.claims, mix) if mix is not None else all_workloads(settings.claims)
     digest = workload_digest(workloads)
-    profile = token_profile(model, workloads)
+    e = None
+    if settings.claims_e:
+        e = workload_e(settings.claims_e, mix=mix) if mix is not None else workload_e(settings.claims_e)
+    digest_e = workload_digest({"e": e}) if e is not None else None
+    profile = token_profile(model, {**workloads, **({"e": e} if e is not None else {})})
     log("workloads: " + "; ".join(f"{k}: {v['pairs']} pairs, {v['real_tokens']} tokens" for k, v in profile.items()))
+    peers_dir = prepare_peers(model, log) if settings.peers else None
 
     quiet = wait_for_quiet(settings.max_load, settings.wait_seconds, log)
     run: dict[str, Any] = {
@@ -218,6 +267,10 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
         "workload_digest": digest,
         "workloads": profile,
     }
+    if digest_e is not None:
+        run["workload_digest_e"] = digest_e
+    if peers_dir is not None:
+        run["model"]["st_onnx_dir"] = str(peers_dir)
     log("timing import verifier ...")
     run["import"] = import_time(settings.threads)
     log("numpy float32 matmul ceiling ...")
@@ -239,10 +292,14 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
     timed = [key for key in keys if key in ("onnx", "torch") or key.removeprefix("onnx-") in settings.variants_throughput]
     if settings.span:
         timed += ["span", "span-int8"]
+    if settings.peers:
+        timed += [key for key in ST_KEYS if key not in timed]
     latency_only = [key for key in keys if key not in timed]
     log(f"interleaved timing, one process: {', '.join(timed)} ...")
     probs_dir = scratch / "probs"
-    inter = _run_interleave(model, settings, digest, timed, scratch / "interleave.json", probs_dir, log, skip="")
+    inter = _run_interleave(
+        model, settings, digest, timed, scratch / "interleave.json", probs_dir, log, skip="", digest_e=digest_e
+    )
     extra = None
     if latency_only:
         log(f"interleaved latency: {', '.join(['onnx', *latency_only])} ...")
@@ -265,6 +322,14 @@ def run_compare(settings: CompareSettings, log: Log = _stderr) -> tuple[dict[str
         if key != reference_key
     }
     run["agreement_reference"] = reference_key
+    if e is not None:
+        loaded_e = {key: np.load(probs_dir / "e" / f"{key}.npy") for key in timed if (probs_dir / "e" / f"{key}.npy").is_file()}
+        reference_e = "torch" if "torch" in loaded_e else "onnx"
+        if reference_e in loaded_e:
+            run["agreement_e"] = {
+                key: agreement(e, loaded_e[reference_e], array) for key, array in loaded_e.items() if key != reference_e
+            }
+            run["agreement_e_reference"] = reference_e
     run["figures"] = compute_figures(run)
     run["total_seconds"] = time.perf_counter() - started
     run["load_average_end"] = list(os.getloadavg())

@@ -25,7 +25,12 @@ Workloads (bench/README.md, "What is measured"):
 * ``a`` -- one claim, 8 passages, decided by singles (8 pairs);
 * ``b`` -- one claim, 8 passages, needs all 28 pairs (8 + 28 pairs);
 * ``c`` -- 200 claims x 8 passages, mixed paths (default mix in :data:`DEFAULT_MIX`);
-* ``d`` -- one claim, 8 long meeting-note passages near the 512-token limit.
+* ``d`` -- one claim, 8 long meeting-note passages near the 512-token limit;
+* ``e`` -- realistic longer text: :data:`DEFAULT_CLAIMS_E` claims x 8
+  encyclopedia-style passages of one to three sentences (places, people,
+  dates, numbers, organisations; :func:`bench.texts.encyclopedia_case`), one-sentence
+  claims, the same path mix as (c). It has its own digest
+  (:func:`workload_digest` of ``{"e": ...}``), so the digest of a-d stays what it was.
 """
 
 from __future__ import annotations
@@ -39,10 +44,11 @@ from uuid import UUID
 
 from verifier.guards import join_premise
 
-from .texts import DISTRACTORS, FACTS, LONG_EXTRA, PAIR_FACTS, REFUTABLE, slots
+from .texts import DISTRACTORS, FACTS, LONG_EXTRA, PAIR_FACTS, REFUTABLE, encyclopedia_case, slots
 
 __all__ = [
     "checked_workloads",
+    "base_digest",
     "Pair",
     "Path",
     "NEUTRAL",
@@ -58,6 +64,9 @@ __all__ = [
     "workload_b",
     "workload_c",
     "workload_d",
+    "workload_e",
+    "DEFAULT_CLAIMS_E",
+    "REALISTIC_KEYS",
     "all_workloads",
     "mix_with_pair_share",
     "check_paths",
@@ -91,6 +100,10 @@ DEFAULT_MIX: Mapping[Path, float] = {
 }
 #: Claims in workload (c).
 DEFAULT_CLAIMS = 200
+#: Claims in workload (e): its pairs carry about twice (c)'s tokens, so half the claims keep its run near (c)'s.
+DEFAULT_CLAIMS_E = 100
+#: Workloads with their own digest, kept out of the a-d digest (``workload_digest``).
+REALISTIC_KEYS = ("e",)
 #: Passages per claim in every workload.
 PASSAGES_PER_CLAIM = 8
 
@@ -182,7 +195,7 @@ class Workload:
     """A named set of claim cases.
 
     Attributes:
-        key: ``"a"``, ``"b"``, ``"c"`` or ``"d"``.
+        key: ``"a"``, ``"b"``, ``"c"``, ``"d"`` or ``"e"``.
         title: one-line description for reports.
         cases: the claims.
         latency: whether the workload is timed per claim (p50/p95 over repetitions)
@@ -297,16 +310,8 @@ def workload_b(seed: int = 1) -> Workload:
     return Workload("b", "1 claim x 8 passages, needs all 28 pairs", (_case(rng, "pair-support", 0),), latency=True)
 
 
-def workload_c(
-    claims: int = DEFAULT_CLAIMS,
-    *,
-    mix: Mapping[Path, float] = DEFAULT_MIX,
-    seed: int = 1,
-) -> Workload:
-    """(c) ``claims`` claims x 8 passages with paths in the proportions of ``mix``.
-
-    The number of cases of each path is rounded from ``mix`` (largest
-    remainders), and the cases are shuffled with the seed.
+def _shuffled_paths(claims: int, mix: Mapping[Path, float], rng: random.Random) -> list[Path]:
+    """``claims`` paths in the proportions of ``mix`` (largest remainders), shuffled with ``rng``.
 
     Raises:
         ValueError: ``claims`` < 1 or a negative / all-zero mix.
@@ -321,9 +326,27 @@ def workload_c(
     counts = {path: int(value) for path, value in exact.items()}
     for path in sorted(exact, key=lambda p: exact[p] - counts[p], reverse=True)[: claims - sum(counts.values())]:
         counts[path] += 1
-    rng = random.Random(f"bench-c-{seed}")
     paths: list[Path] = [path for path, count in counts.items() for _ in range(count)]
     rng.shuffle(paths)
+    return paths
+
+
+def workload_c(
+    claims: int = DEFAULT_CLAIMS,
+    *,
+    mix: Mapping[Path, float] = DEFAULT_MIX,
+    seed: int = 1,
+) -> Workload:
+    """(c) ``claims`` claims x 8 passages with paths in the proportions of ``mix``.
+
+    The number of cases of each path is rounded from ``mix`` (largest
+    remainders), and the cases are shuffled with the seed.
+
+    Raises:
+        ValueError: ``claims`` < 1 or a negative / all-zero mix.
+    """
+    rng = random.Random(f"bench-c-{seed}")
+    paths = _shuffled_paths(claims, mix, rng)
     cases = tuple(_case(rng, path, number) for number, path in enumerate(paths))
     share = sum(case.needs_pairs for case in cases) / len(cases)
     title = f"{claims} claims x 8 passages, mixed ({share:.0%} need the 28 pairs)"
@@ -339,6 +362,34 @@ def workload_d(seed: int = 1, *, target_chars: int = 2520) -> Workload:
     rng = random.Random(f"bench-d-{seed}")
     case = _case(rng, "single-support", 0, long_chars=target_chars)
     return Workload("d", "1 claim x 8 long passages near 512 tokens", (case,), latency=True)
+
+
+def _encyclopedia(rng: random.Random, path: Path, number: int) -> ClaimCase:
+    texts, claim, deciding = encyclopedia_case(rng, path, PASSAGES_PER_CLAIM)
+    passages = tuple(
+        Passage(reference=f"e{number}-{index}", memory_id=_uuid(rng), text=text) for index, text in enumerate(texts)
+    )
+    return ClaimCase(claim=claim, passages=passages, path=path, deciding=deciding)
+
+
+def workload_e(claims: int = DEFAULT_CLAIMS_E, *, mix: Mapping[Path, float] = DEFAULT_MIX, seed: int = 1) -> Workload:
+    """(e) ``claims`` claims x 8 encyclopedia-style passages (1-3 sentences), one-sentence claims.
+
+    Realistic longer text (bench/texts.py: invented places, people, dates,
+    numbers, organisations; no external data) with the path mix of (c)
+    (``mix``, default :data:`DEFAULT_MIX`); scored and timed like (c). With the
+    real DeBERTa-v3 tokenizer its pairs run from ~30 to ~220 tokens, median ~80
+    (singles ~60, pair premises ~150; bench's token profile reports the figures).
+
+    Raises:
+        ValueError: ``claims`` < 1 or a negative / all-zero mix.
+    """
+    rng = random.Random(f"bench-e-{seed}")
+    paths = _shuffled_paths(claims, mix, rng)
+    cases = tuple(_encyclopedia(rng, path, number) for number, path in enumerate(paths))
+    share = sum(case.needs_pairs for case in cases) / len(cases)
+    title = f"{claims} claims x 8 encyclopedia passages (1-3 sentences), mixed ({share:.0%} need the 28 pairs)"
+    return Workload("e", title, cases)
 
 
 def all_workloads(claims: int = DEFAULT_CLAIMS, mix: Mapping[Path, float] = DEFAULT_MIX) -> dict[str, Workload]:
@@ -402,15 +453,35 @@ def workload_digest(workloads: Mapping[str, Workload]) -> str:
     return digest.hexdigest()
 
 
-def checked_workloads(claims: int, pair_share: Optional[float], digest: Optional[str]) -> "dict[str, Workload] | str":
+def checked_workloads(
+    claims: int,
+    pair_share: Optional[float],
+    digest: Optional[str],
+    *,
+    claims_e: Optional[int] = None,
+    digest_e: Optional[str] = None,
+) -> "dict[str, Workload] | str":
     """The workloads for ``claims`` (and ``pair_share``), or an error line when their digest is not ``digest``.
 
     Every process of one comparison rebuilds the workloads and checks this
-    digest, so all of them score byte-identical pairs.
+    digest, so all of them score byte-identical pairs. With ``claims_e``,
+    workload (e) is added (same mix) and checked against ``digest_e``, its own
+    digest; ``digest`` always covers a-d only (:func:`base_digest`).
     """
     mix = mix_with_pair_share(pair_share) if pair_share is not None else None
     workloads = all_workloads(claims, mix) if mix is not None else all_workloads(claims)
     found = workload_digest(workloads)
     if digest is not None and found != digest:
         return f"workload digest {found} != expected {digest}"
+    if claims_e is not None:
+        e = workload_e(claims_e, mix=mix) if mix is not None else workload_e(claims_e)
+        found_e = workload_digest({"e": e})
+        if digest_e is not None and found_e != digest_e:
+            return f"workload (e) digest {found_e} != expected {digest_e}"
+        workloads["e"] = e
     return workloads
+
+
+def base_digest(workloads: Mapping[str, Workload]) -> str:
+    """:func:`workload_digest` of the a-d workloads only (those in :data:`REALISTIC_KEYS` have their own)."""
+    return workload_digest({key: value for key, value in workloads.items() if key not in REALISTIC_KEYS})

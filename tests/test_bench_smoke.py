@@ -419,3 +419,313 @@ class TestBenchBackends:
         assert len(lines) == len(sweep.rows) and sweep.claims == 2
         batches = {row.setting.get("batch_overhead_tokens"): row.counters["batches"] for row in sweep.rows}
         assert batches[0] > batches[4096]  # the planner's batch cost reaches the engine
+
+
+# --------------------------------------------------------------------------- workload (e): realistic longer text
+
+
+class TestRealisticWorkload:
+    """Workload (e): encyclopedia-style passages of 1-3 sentences, one-sentence claims, the mix of (c), its own digest."""
+
+    def test_every_case_takes_its_designed_path_with_the_mix_of_c(self) -> None:
+        from bench.workloads import workload_e
+
+        e = workload_e(60)
+        assert check_paths(e) == []
+        assert e.key == "e" and e.path_counts() == workload_c(60).path_counts()
+        singles, pairs = e.stages()
+        assert len(singles) == 60 * 8 and len(pairs) == sum(c.needs_pairs for c in e.cases) * 28
+        assert len(set(e.pairs())) == len(e.pairs())
+        half = mix_with_pair_share(0.5)
+        from bench.workloads import workload_e as make
+
+        assert make(40, mix=half).path_counts() == workload_c(40, mix=half).path_counts()
+
+    def test_passages_are_one_to_three_sentences_and_claims_one(self) -> None:
+        from verifier.guards import has_negated_clause, split_segments
+
+        from bench.workloads import workload_e
+
+        for case in workload_e(100).cases:
+            assert len(split_segments(case.claim)) == 1 and case.claim.endswith(".")
+            assert case.claim[0].isupper()
+            for passage in case.passages:
+                assert 1 <= len(split_segments(passage.text)) <= 3, passage.text
+                assert passage.text[0].isupper() and "{" not in passage.text
+            for index in case.deciding:  # the deciding text carries no negation (docs/decision.md §4.4)
+                assert not has_negated_clause(case.passages[index].text)
+            assert " May " not in " ".join(p.text for p in case.passages)
+
+    def test_own_digest_leaves_the_a_to_d_digest_alone(self) -> None:
+        from bench.workloads import base_digest, checked_workloads, workload_e
+
+        before = workload_digest(all_workloads(20))
+        found = checked_workloads(20, None, before, claims_e=10)
+        assert isinstance(found, dict) and sorted(found) == ["a", "b", "c", "d", "e"]
+        assert base_digest(found) == before and workload_digest(all_workloads(20)) == before
+        digest_e = workload_digest({"e": workload_e(10)})
+        assert digest_e == workload_digest({"e": workload_e(10)}) != workload_digest({"e": workload_e(11)})
+        assert isinstance(checked_workloads(20, None, before, claims_e=10, digest_e=digest_e), dict)
+        assert checked_workloads(20, None, before, claims_e=10, digest_e="x") == (
+            f"workload (e) digest {digest_e} != expected x"
+        )
+        assert sorted(checked_workloads(20, None, before)) == ["a", "b", "c", "d"]  # type: ignore[arg-type]
+
+    def test_token_lengths_with_the_real_tokenizer(self) -> None:
+        """Median ~80 and max ~220 DeBERTa-v3 tokens per pair (premise + claim), the design of (e)."""
+        from verifier_export.testmodels import real_tokenizer_dir
+        from verifier.tokenization import encode_pairs, load_tokenizer
+
+        from bench.workloads import workload_e
+
+        try:
+            directory = real_tokenizer_dir()
+        except FileNotFoundError as exc:
+            pytest.skip(str(exc))
+        tokenizer = load_tokenizer(directory / "tokenizer.json", max_length=512)
+        lengths = np.array([len(enc.ids) for enc in encode_pairs(tokenizer, workload_e(100).pairs())])
+        assert 70 <= float(np.median(lengths)) <= 95, np.median(lengths)
+        assert 180 <= int(lengths.max()) <= 240 and int(lengths.min()) >= 20, (lengths.min(), lengths.max())
+
+
+# --------------------------------------------------------------------------- peers: sentence-transformers ONNX
+
+
+def _st_onnx_or_skip() -> None:
+    pytest.importorskip("sentence_transformers", reason="the sentence-transformers ONNX peers need sentence-transformers")
+    pytest.importorskip("optimum.onnxruntime", reason="the sentence-transformers ONNX peers need optimum-onnx")
+
+
+@pytest.fixture(scope="module")
+def tiny_st_dir(tiny_source_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The peers' files for the tiny model, written by sentence-transformers itself (bench.backends.prepare_st_onnx)."""
+    _st_onnx_or_skip()
+    from bench.backends import prepare_st_onnx
+
+    lines: list[str] = []
+    return prepare_st_onnx(
+        tiny_source_dir, tmp_path_factory.mktemp("tiny-st") / "st-onnx", quantization_config="avx2", log=lines.append
+    )
+
+
+@pytest.mark.export
+class TestStOnnxPeers:
+    """``st-onnx`` / ``st-onnx-int8``: sentence-transformers' CrossEncoder(backend="onnx") on its own exports."""
+
+    def test_quantization_preset_and_file_names(self) -> None:
+        from bench.backends import st_int8_file, st_quantization_config
+
+        assert st_quantization_config() in ("arm64", "avx2", "avx512", "avx512_vnni")
+        assert st_int8_file("avx2") == "onnx/model_qint8_avx2.onnx"
+
+    def test_unknown_or_missing_directories_are_refused(self, tmp_path: Path) -> None:
+        from bench.backends import StOnnxBackend, load_backend
+
+        with pytest.raises(ValueError, match=re.escape("backend st-onnx needs --st-dir")):
+            load_backend("st-onnx", onnx_dir=tmp_path, threads=1)
+        _st_onnx_or_skip()
+        with pytest.raises(ValueError, match=re.escape("python -m bench.backends prepare-st-onnx first")):
+            StOnnxBackend(tmp_path, int8=True, threads=1, batch_size=32)
+
+    @pytest.mark.slow
+    def test_prepare_writes_both_files_once_and_the_peers_score_like_the_onnx_scorer(
+        self, tiny_st_dir: Path, tiny_model_dir: Path, tiny_source_dir: Path
+    ) -> None:
+        from bench.backends import (
+            OnnxBackend,
+            StOnnxBackend,
+            TorchBackend,
+            load_backend,
+            prepare_st_onnx,
+            st_onnx_ready,
+        )
+
+        assert st_onnx_ready(tiny_st_dir, "avx2")
+        assert not list(tiny_st_dir.glob("*.safetensors")) and not list(tiny_st_dir.parent.glob(".*partial*"))
+        stamp = {p: p.stat().st_mtime_ns for p in (tiny_st_dir / "onnx").iterdir()}
+        prepare_st_onnx(tiny_source_dir, tiny_st_dir, quantization_config="avx2", log=lambda line: None)
+        assert {p: p.stat().st_mtime_ns for p in (tiny_st_dir / "onnx").iterdir()} == stamp  # kept, not redone
+
+        case = workload_b().cases[0]
+        pairs = case.single_pairs() + case.group_pairs()
+        ours = OnnxBackend(tiny_model_dir, variant=None, threads=1, max_batch_tokens=8192, max_batch_size=None)
+        reference = ours.score(pairs)
+        fp32 = load_backend("st-onnx", onnx_dir=tiny_model_dir, st_dir=tiny_st_dir, threads=1)
+        assert isinstance(fp32, StOnnxBackend) and fp32.name == "st-onnx"
+        assert fp32.session.get_session_options().intra_op_num_threads == 1
+        assert fp32.session.get_providers() == ["CPUExecutionProvider"]
+        probs = fp32.score(pairs)
+        assert probs.shape == (36, 3)
+        # same model, same pairs, columns in (entailment, contradiction, neutral) order on both sides
+        np.testing.assert_allclose(probs, reference, atol=1e-4)
+        counters = fp32.counters()
+        assert counters["batches"] >= 2 and counters["padding_overhead"] >= 1.0
+        fp32.reset()
+        assert fp32.counters()["batches"] == 0
+        torch_side = TorchBackend(tiny_source_dir, 1, 32).score(pairs)
+        np.testing.assert_allclose(probs, torch_side, atol=1e-4)
+
+        int8 = StOnnxBackend(tiny_st_dir, int8=True, threads=1, batch_size=32, quantization_config="avx2")
+        assert int8.name == "st-onnx-int8" and int8.versions["file"] == "onnx/model_qint8_avx2.onnx"
+        small = int8.score(pairs)
+        assert small.shape == (36, 3) and np.allclose(small.sum(axis=1), 1.0, atol=1e-5)
+        assert (small.argmax(axis=1) == reference.argmax(axis=1)).mean() >= 0.5
+
+    @pytest.mark.slow
+    def test_interleave_times_the_peers_on_c_and_e_and_the_report_ratios_them(
+        self, tiny_st_dir: Path, tiny_model_dir: Path, tiny_source_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        import bench.backends as backends_module
+        from bench.facts import token_profile
+        from bench.interleave import main as interleave
+        from bench.model import BenchModel
+        from bench.proc import THREAD_ENV_VARS
+        from bench.report import compute_figures, render_markdown
+        from bench.results import InterleaveResult
+        from bench.runner import merge_backends
+        from bench.workloads import checked_workloads
+
+        for name in THREAD_ENV_VARS:
+            monkeypatch.setenv(name, "1")
+        monkeypatch.setattr(backends_module, "st_quantization_config", lambda: "avx2")
+        workloads = checked_workloads(4, None, None, claims_e=4)
+        assert isinstance(workloads, dict)
+        digest_e = workload_digest({"e": workloads["e"]})
+        out = tmp_path / "i.json"
+        keys = "torch,st-onnx,st-onnx-int8,onnx"
+        assert interleave([
+            "--onnx-dir", str(tiny_model_dir), "--hf-dir", str(tiny_source_dir), "--st-dir", str(tiny_st_dir),
+            "--backends", keys, "--out", str(out), "--probs-dir", str(tmp_path / "probs"), "--threads", "1",
+            "--claims", "4", "--chunk-claims", "2", "--claims-e", "4", "--digest-e", digest_e, "--chunk-claims-e", "2",
+            "--reps-a", "1", "--reps-b", "1", "--reps-d", "1", "--skip", "schedules",
+        ]) == 0
+        inter = InterleaveResult.from_json(json.loads(out.read_text(encoding="utf-8")))
+        assert inter.digest == workload_digest(all_workloads(4)) and inter.digest_e == digest_e
+        assert inter.throughput is not None and set(inter.throughput) == {"c", "e"}
+        assert set(inter.throughput["e"]) == set(keys.split(",")) and set(inter.load_seconds or {}) == set(keys.split(","))
+        assert (inter.versions or {})["st-onnx-int8"]["file"] == "onnx/model_qint8_avx2.onnx"
+        e_probs = {key: np.load(tmp_path / "probs" / "e" / f"{key}.npy") for key in keys.split(",")}
+        assert all(array.shape == (len(workloads["e"].pairs()), 3) for array in e_probs.values())
+        np.testing.assert_allclose(e_probs["st-onnx"], e_probs["onnx"], atol=1e-4)
+        assert np.load(tmp_path / "probs" / "st-onnx.npy").shape == (len(workload_c(4).pairs()), 3)
+
+        backends, _ = merge_backends({}, inter, None, [])
+        assert backends["st-onnx"]["backend"] == "st-onnx" and backends["st-onnx-int8"]["variant"] == "int8"
+        assert set(backends["st-onnx"]["throughput"]) == {"c", "e"}
+        model = BenchModel(tiny_model_dir.parent)
+        assert model.onnx_dir == tiny_model_dir
+        run = {
+            "name": "tiny", "settings": {"threads": 1}, "quiet_check": {}, "import": {},
+            "host": {"date_utc": "now", "cpu": {}, "versions": {}, "git": {}},
+            "workload_digest": inter.digest, "workload_digest_e": digest_e,
+            "workloads": token_profile(model, workloads), "numpy_before": {"ceiling_gflops": 100.0},
+            "backends": backends,
+        }
+        figures = compute_figures(run)
+        assert set(figures["ratios_vs_peers"]) == {"torch", "st-onnx", "st-onnx-int8"}
+        for peer in ("torch", "st-onnx", "st-onnx-int8"):
+            row = figures["ratios_vs_peers"][peer]["onnx"]
+            assert {"c_pairs_per_s", "e_pairs_per_s", "a_p50_speedup", "d_p50_speedup"} <= set(row)
+            assert len(row["e_chunk_ratios"]) == 2
+        assert "e_pairs_per_s" in figures["ratios"]["onnx"] and "e" in figures["backends"]["st-onnx"]
+        run["figures"] = figures
+        markdown = render_markdown(run)
+        assert "## Throughput, workload (e)" in markdown and "## Our backends against every peer" in markdown
+        assert "| OnnxScorer fp32 | CrossEncoder ONNX int8 (sentence-transformers) |" in markdown
+        assert "`onnx/model_qint8_avx2.onnx`" in markdown
+
+
+class TestReportShape:
+    """A run without (e) and without the peers renders as before: no new sections, the old ratio keys."""
+
+    def test_old_shape_run_renders_without_new_sections(self) -> None:
+        from bench.report import compute_figures, render_markdown
+
+        def latency(p50: float) -> dict[str, object]:
+            return {"p50": p50, "p95": p50 * 1.1, "counters": {}}
+
+        def throughput(seconds: float) -> dict[str, object]:
+            return {"median": seconds, "seconds": [seconds], "stage_seconds": [[seconds, 0.0]],
+                    "chunk_seconds": [seconds / 2, seconds / 2], "counters": {"padding_overhead": 1.0}}
+
+        work = {"title": "t", "claims": 1, "pairs": 8, "real_tokens": 80, "flops_minimal": 1e9, "flops_implemented": 1e9,
+                "paths": {}, "stages": [{"max_tokens": 10, "truncated": 0}]}
+        run = {
+            "name": "old", "settings": {"threads": 2}, "quiet_check": {}, "import": {},
+            "host": {"date_utc": "now", "cpu": {}, "versions": {}, "git": {}}, "workload_digest": "0" * 64,
+            "workloads": {key: dict(work) for key in "abcd"}, "numpy_before": {"ceiling_gflops": 100.0},
+            "backends": {
+                "torch": {"backend": "torch", "variant": None,
+                          "latency": {k: latency(1.0) for k in "abd"}, "throughput": {"c": throughput(10.0)}},
+                "onnx": {"backend": "onnx", "variant": None,
+                         "latency": {k: latency(0.5) for k in "abd"}, "throughput": {"c": throughput(4.0)}},
+            },
+        }
+        figures = compute_figures(run)
+        assert sorted(figures["ratios"]["onnx"]) == sorted([
+            "c_pairs_per_s", "c_chunk_ratios", "c_chunk_ratio_median", "a_p50_speedup", "a_p95_speedup",
+            "b_p50_speedup", "b_p95_speedup", "d_p50_speedup", "d_p95_speedup"])
+        assert figures["ratios"]["onnx"]["c_pairs_per_s"] == pytest.approx(2.5)
+        assert figures["ratios_vs_peers"]["torch"]["onnx"] == figures["ratios"]["onnx"]
+        run["figures"] = figures
+        markdown = render_markdown(run)
+        assert "workload (e)" not in markdown and "(e) realistic" not in markdown
+        assert "## Throughput, workload (c)" in markdown and "| **pairs/s ÷ CrossEncoder** | 1.00x | 2.50x |" in markdown
+
+
+@pytest.mark.export
+@pytest.mark.slow
+class TestCompareEndToEnd:
+    """``run_compare`` on the tiny model: peers prepared, (e) timed, JSON and markdown carry the new keys only."""
+
+    def test_compare_with_peers_and_e_on_the_tiny_model(
+        self, tiny_source_dir: Path, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        _st_onnx_or_skip()
+        pytest.importorskip("psutil")
+        import bench.runner as runner
+        from bench.runner import CompareSettings, run_compare
+
+        root = tmp_path / "models" / "bench-deberta-v3-base-random"
+        shutil.copytree(tiny_source_dir, root / "hf")
+        shutil.copytree(tiny_model_dir, root / "onnx")
+        monkeypatch.setattr(runner, "RESULTS_DIR", tmp_path / "results")
+        settings = CompareSettings(
+            name="tiny", threads=1, claims=4, reps_a=1, reps_b=1, reps_d=1, reps_schedules=1, chunk_claims=2,
+            variants=(), variants_throughput=(), max_load=1e9, wait_seconds=0.0, models_root=tmp_path / "models",
+            claims_e=4, chunk_claims_e=2,
+        )
+        lines: list[str] = []
+        run, json_path, md_path = run_compare(settings, log=lines.append)
+        assert (root / "st-onnx" / "onnx" / "model.onnx").is_file()  # under the git-ignored models tree
+        assert sorted(run["backends"]) == ["onnx", "st-onnx", "st-onnx-int8", "torch"]
+        assert run["workload_digest"] == workload_digest(all_workloads(4)) and len(run["workload_digest_e"]) == 64
+        assert set(run["workloads"]) == {"a", "b", "c", "d", "e"} and set(run["agreement"]) == {"onnx", "st-onnx", "st-onnx-int8"}
+        assert set(run["agreement_e"]) == {"onnx", "st-onnx", "st-onnx-int8"}
+        assert set(run["backends"]["st-onnx"]["throughput"]) == {"c", "e"}
+        assert set(run["figures"]["ratios_vs_peers"]) == {"torch", "st-onnx", "st-onnx-int8"}
+        assert json.loads(json_path.read_text(encoding="utf-8"))["figures"]["ratios"]["onnx"]["c_pairs_per_s"] > 0
+        markdown = md_path.read_text(encoding="utf-8")
+        assert "## Throughput, workload (e)" in markdown and "## Our backends against every peer" in markdown
+
+
+class TestPeersPreflight:
+    def test_missing_optimum_is_one_line_naming_no_peers(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        import bench.preflight as preflight
+        from bench.__main__ import main
+
+        root = tmp_path / "bench-deberta-v3-base-random"  # a built model as far as the check can tell
+        (root / "hf").mkdir(parents=True)
+        (root / "hf" / "config.json").write_text("{}", encoding="utf-8")
+        (root / "hf" / "model.safetensors").write_bytes(b"")
+        (root / "onnx").mkdir()
+        (root / "onnx" / "manifest.json").write_text('{"variants": {"int8": {}, "optimized": {}}}', encoding="utf-8")
+        monkeypatch.setattr(preflight, "missing_modules", lambda modules: [d for _, d in modules if d == "optimum-onnx"])
+        assert main(["compare", "--models-root", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(
+            "python -m bench compare: the sentence-transformers ONNX peers need optimum-onnx: install with bash scripts/setup.sh")
+        assert err.rstrip().endswith("or pass --no-peers")
