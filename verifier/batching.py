@@ -22,7 +22,9 @@ from .tokenization import pad_encodings
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tokenizers import Encoding  # type: ignore[import-untyped,unused-ignore]
 
-__all__ = ["BATCH_OVERHEAD_TOKENS", "BatchedLogits", "BatchRun", "ScorerStats", "plan_batches", "run_batches"]
+__all__ = [
+    "BATCH_OVERHEAD_TOKENS", "BatchedLogits", "BatchRun", "EncodedPairs", "ScorerStats", "plan_batches", "run_batches",
+]
 
 #: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`plan_batches`.
 #: Measured for the DeBERTa-v3-base configuration (onnxruntime 1.32, 2 CPU cores): a
@@ -53,6 +55,40 @@ class BatchedLogits:
     padded_tokens: int
     batches: int
     truncated_pairs: int
+
+
+@dataclass(frozen=True)
+class EncodedPairs:
+    """Validated (premise, hypothesis) pairs with their encodings, ready to be run (possibly merged with others).
+
+    Made by :meth:`verifier.engine.OnnxScorer.encode`; run by
+    :meth:`verifier.engine.OnnxScorer.score_encoded`. A pair's encoding depends
+    only on that pair, so encoded pairs from different callers can be
+    concatenated (:meth:`concat`) and run in one pass.
+
+    Attributes:
+        pairs: the pairs, caller order.
+        encodings: one ``tokenizers.Encoding`` per pair (same order).
+    """
+
+    pairs: tuple[tuple[str, str], ...]
+    encodings: tuple["Encoding", ...]
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of the encodings (special tokens included, after truncation)."""
+        return sum(len(encoding.ids) for encoding in self.encodings)
+
+    @classmethod
+    def concat(cls, parts: Sequence["EncodedPairs"]) -> "EncodedPairs":
+        """The pairs of ``parts`` one after another (rows of part ``k`` follow those of part ``k-1``)."""
+        return cls(
+            pairs=tuple(pair for part in parts for pair in part.pairs),
+            encodings=tuple(encoding for part in parts for encoding in part.encodings),
+        )
 
 
 @dataclass(frozen=True)

@@ -47,13 +47,13 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from .batching import BATCH_OVERHEAD_TOKENS, ScorerStats, plan_batches
+from .batching import BATCH_OVERHEAD_TOKENS, BatchedLogits, EncodedPairs, ScorerStats, plan_batches
 from .golden import GOLDEN_NAME
 from .golden import softmax as stable_softmax
 from .loaded import BatchSettings, LoadedModel, SessionFactory, SessionSettings
 from .manifest import Manifest
 from .model_directory import OUTPUT_LABELS
-from .options import RuntimeOptions, available_cpus
+from .options import PADDING_LAYOUTS, RuntimeOptions, available_cpus
 from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
 
 __all__ = [
@@ -164,6 +164,9 @@ class OnnxScorer:
             the batch planner (default :data:`BATCH_OVERHEAD_TOKENS`).
         session_factory: makes the inference session from the verified model file
             (see :data:`SessionFactory`; e.g. to wrap or instrument onnxruntime's).
+        padding: ``"batched"`` (length-sorted padded batches) or ``"none"`` (each pair
+            runs alone, unpadded: bit-identical under any load even for graphs whose
+            results depend on the batch, e.g. dynamic int8; see docs/serving.md).
 
     Raises:
         ValueError: an argument out of range (checked here, without loading).
@@ -192,7 +195,10 @@ class OnnxScorer:
         session_config_entries: Optional[Mapping[str, str]] = None,
         batch_overhead_tokens: float = BATCH_OVERHEAD_TOKENS,
         session_factory: Optional[SessionFactory] = None,
+        padding: str = "batched",
     ) -> None:
+        if padding not in PADDING_LAYOUTS:
+            raise ValueError(f"padding must be one of {list(PADDING_LAYOUTS)}, got {padding!r}")
         _check_arguments(
             graph_optimization_level=graph_optimization_level,
             intra_op_num_threads=intra_op_num_threads,
@@ -214,7 +220,7 @@ class OnnxScorer:
         )
         self._batching = BatchSettings(
             max_batch_tokens=int(max_batch_tokens),
-            max_batch_size=int(max_batch_size) if max_batch_size is not None else None,
+            max_batch_size=1 if padding == "none" else int(max_batch_size) if max_batch_size is not None else None,
             batch_overhead_tokens=float(batch_overhead_tokens),
         )
         self._verify_golden = verify_golden
@@ -266,6 +272,7 @@ class OnnxScorer:
             expected_revision=revision,
             session_config_entries=options.session_config_entries,
             batch_overhead_tokens=options.batch_overhead_tokens,
+            padding=options.padding,
         )
 
     # ------------------------------------------------------------------ properties
@@ -387,6 +394,45 @@ class OnnxScorer:
             ValueError, ClaimVerificationError: as :meth:`score`.
         """
         return self._score(pairs)[0]
+
+    def encode(self, pairs: Sequence[tuple[str, str]]) -> EncodedPairs:
+        """Validate and tokenize ``pairs`` for :meth:`score_encoded` (loads the model); raises as :meth:`score`."""
+        checked = _validate_pairs(pairs)
+        return EncodedPairs(tuple(checked), tuple(self._ensure_loaded().encode(checked)) if checked else ())
+
+    def score_encoded(self, encoded: EncodedPairs) -> tuple[np.ndarray, BatchedLogits]:
+        """:meth:`score` of pairs from :meth:`encode` (possibly merged from several callers), and what the run cost.
+
+        The probabilities equal :meth:`score` of ``encoded.pairs``; identical pairs run once.
+        """
+        loaded = self._ensure_loaded()
+        first_seen: dict[tuple[str, str], int] = {}
+        inverse = np.fromiter(
+            (first_seen.setdefault(pair, len(first_seen)) for pair in encoded.pairs), dtype=np.int64, count=len(encoded)
+        )
+        unique = [encoded.encodings[i] for i in np.unique(inverse, return_index=True)[1]]
+        run = loaded.run_encoded(unique, self._batching)
+        with self._stats_lock:
+            self._stats = self._stats.plus(pairs=len(encoded), unique_pairs=len(unique), run=run)
+        if not len(encoded):
+            return np.zeros((0, len(OUTPUT_LABELS)), dtype=np.float64), run
+        return stable_softmax(run.logits[inverse])[:, loaded.directory.permutation], run
+
+    def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """Which ``(premise, hypothesis)`` pairs exceed the model's maximum length (loads the model).
+
+        ``True`` for a pair that :meth:`score` cuts (``longest_first``) to the
+        manifest's ``max_length``, so the model never sees all of it. The strict
+        policy asks for it through an optional ``truncated`` attribute of the
+        scorer (docs/policy.md); a scorer that wraps this one can forward it as is.
+
+        Raises:
+            ValueError, ClaimVerificationError: as :meth:`score`.
+        """
+        checked = _validate_pairs(pairs)
+        if not checked:
+            return []
+        return [bool(encoding.overflowing) for encoding in self._ensure_loaded().encode(checked)]
 
     def load(self) -> "OnnxScorer":
         """Load now instead of on first use; return ``self``.

@@ -15,12 +15,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .batching import BATCH_OVERHEAD_TOKENS
 
-__all__ = ["RuntimeOptions", "InputLimits", "Schedule", "default_model_dir", "available_cpus", "MODEL_DIR_ENV"]
+__all__ = [
+    "RuntimeOptions", "InputLimits", "Schedule", "Padding", "PADDING_LAYOUTS", "default_model_dir", "available_cpus",
+    "MODEL_DIR_ENV",
+]
 
 #: Environment variable naming the exported model directory to load by default.
 MODEL_DIR_ENV = "CLAIM_VERIFIER_MODEL_DIR"
 
 Schedule = Literal["staged", "eager"]
+#: How pairs are laid out for onnxruntime: ``batched`` (length-sorted, padded, token-budgeted
+#: batches) or ``none`` (each pair its own run, unpadded).
+Padding = Literal["batched", "none"]
+PADDING_LAYOUTS: tuple[str, ...] = ("batched", "none")
 
 
 def default_model_dir(model: str, revision: str, root: Optional[Path] = None) -> Path:
@@ -91,6 +98,11 @@ class RuntimeOptions(BaseModel):
         schedule: ``"staged"`` scores exactly what the procedure (docs/decision.md §3) needs when it needs it;
             ``"eager"`` scores singles and every candidate combination in one padded
             pass when that is possible. Both give identical results.
+        padding: ``"batched"`` (default) runs length-sorted padded batches; ``"none"``
+            runs each pair alone, unpadded. A pair's float32 probabilities are
+            bit-identical either way (tests/test_coalesce.py); a dynamic-int8 graph
+            quantizes activations per batch, so only ``"none"`` makes its results
+            independent of the other pairs of a call (docs/serving.md).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -108,6 +120,7 @@ class RuntimeOptions(BaseModel):
     limits: InputLimits = InputLimits()
     score_timeout_s: Optional[Annotated[float, Field(gt=0.0, le=86_400.0, allow_inf_nan=False)]] = None
     schedule: Schedule = "staged"
+    padding: Padding = "batched"
 
     @field_validator("intra_op_num_threads", "inter_op_num_threads")
     @classmethod

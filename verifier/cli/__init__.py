@@ -104,7 +104,7 @@ import threading
 import typing
 from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 
-from . import check, info, verify
+from . import assay, check, info, serve, verify
 from .common import Context, Subcommand, SubcommandParser
 from .errors import (
     EXIT_FAILURE,
@@ -150,7 +150,7 @@ __all__ = [
 ]
 
 #: The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS: tuple[Subcommand, ...] = (verify, info, check)
+SUBCOMMANDS: tuple[Subcommand, ...] = (verify, info, check, assay, serve)
 
 #: Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode).
 add_verify_parser = verify.add_parser

@@ -1,0 +1,108 @@
+"""``serve``: the HTTP server (docs/serving.md) on uvicorn; needs the ``server`` extra."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Optional
+
+from ..argtypes import int_range, positive_float
+from ..coalesce import DEFAULT_MAX_QUEUE_PAIRS, DEFAULT_MAX_WAIT_MS
+from ..options import InputLimits, RuntimeOptions
+from ..types import DEFAULT_MODEL, DEFAULT_REVISION
+from .common import Context, add_model_dir, build_config, load_manifest, missing_model_message, threads
+from .errors import EXIT_OK, Failure, UsageError
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
+    """Register ``serve``."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve verifications over HTTP (needs the server extra)",
+        description="Serve claim verification over HTTP, coalescing concurrent callers into shared passes.",
+    )
+    add_model_dir(parser)
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int_range(0, 65535), default=8080, help="port (default 8080)")
+    parser.add_argument("--threads", type=threads, default=None, help="onnxruntime intra-op threads")
+    parser.add_argument("--variant", default=None, help="ONNX variant recorded in the manifest")
+    parser.add_argument("--max-batch-tokens", type=int_range(64, 1 << 22), default=None,
+                        help="token budget of one pass and of one padded batch (default 8192)")
+    parser.add_argument("--max-wait-ms", type=float, default=DEFAULT_MAX_WAIT_MS,
+                        help=f"longest wait for more callers before a pass starts (default {DEFAULT_MAX_WAIT_MS:g})")
+    parser.add_argument("--max-queue", type=int_range(1, 1 << 24), default=DEFAULT_MAX_QUEUE_PAIRS,
+                        help=f"most pairs waiting for a pass; more get 503 (default {DEFAULT_MAX_QUEUE_PAIRS})")
+    parser.add_argument("--padding", choices=["auto", "batched", "none"], default="auto",
+                        help="batch layout: batched (padded batches), none (each pair alone: load-independent "
+                             "bits for dynamic-int8 graphs); auto: none for a dynamic int8 variant, else batched")
+    parser.add_argument("--no-coalesce", action="store_true", help="score each request on its own (for comparison)")
+    parser.add_argument("--score-timeout-s", type=positive_float, default=60.0,
+                        help="deadline of one scorer call, queue wait included (default 60)")
+    parser.add_argument("--max-batch-claims", type=int_range(1, 1 << 16), default=256,
+                        help="most claims in one /v1/verify/batch request (default 256)")
+    parser.add_argument("--max-passage-chars", type=int_range(1, 1 << 30), default=None,
+                        help=f"longest evidence text (default {InputLimits().max_passage_chars:,})")
+    parser.add_argument("--max-request-bytes", type=int_range(1024, 1 << 34), default=None,
+                        help=f"largest request body (default {InputLimits().max_request_bytes:,})")
+    parser.add_argument("--api-key-file", default=None, help="require Authorization: Bearer <the key in this file>")
+    parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    parser.set_defaults(func=run, model=None, revision=None, **{name: None for name in _DECISION})
+    return parser
+
+
+_DECISION = ("entailment_threshold", "contradiction_threshold", "max_group_size", "group_candidate_limit",
+             "max_evidence", "batch_size", "entailment_policy", "refutation_policy")
+
+
+def _padding(choice: str, variant: object) -> str:
+    """``auto``: ``none`` for a dynamic-int8 variant (it quantizes activations per batch), else ``batched``."""
+    if choice != "auto":
+        return choice
+    description = str(getattr(variant, "description", "")).lower()
+    return "none" if "int8" in description or "quantiz" in description else "batched"
+
+
+def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
+    """Run the server until SIGTERM or Ctrl-C (uvicorn's graceful shutdown drains accepted work)."""
+    try:
+        import uvicorn
+
+        from ..serve import ServerSettings, create_app
+        from ..serve.auth import read_api_key
+    except ImportError as exc:
+        raise Failure(f"error: serve needs the server extra (pip install 'claim-verifier[server]'): {exc}") from exc
+    model_dir = RuntimeOptions(model_dir=args.model_dir).resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
+    manifest = load_manifest(model_dir)
+    if manifest is None:
+        raise Failure(missing_model_message(model_dir))
+    try:
+        api_key = read_api_key(args.api_key_file) if args.api_key_file else None
+    except ValueError as exc:
+        raise UsageError(f"error: {exc}") from exc
+    limits = {k: v for k, v in (("max_passage_chars", args.max_passage_chars),
+                                ("max_request_bytes", args.max_request_bytes)) if v is not None}
+    runtime_values: dict[str, object] = {"model_dir": model_dir, "limits": InputLimits(**limits)}
+    for name, value in (("intra_op_num_threads", args.threads), ("max_batch_tokens", args.max_batch_tokens),
+                        ("variant", args.variant)):
+        if value is not None:
+            runtime_values[name] = value
+    runtime_values["padding"] = _padding(args.padding, manifest.variants.get(args.variant) if args.variant else None)
+    if not 0 <= args.max_wait_ms <= 60_000:
+        raise UsageError("error: --max-wait-ms must be between 0 and 60000")
+    settings = ServerSettings(
+        model_dir=model_dir,
+        config=build_config(args, manifest),
+        runtime=RuntimeOptions(**runtime_values),  # type: ignore[arg-type]
+        coalesce=not args.no_coalesce,
+        max_wait_ms=args.max_wait_ms,
+        max_queue_pairs=args.max_queue,
+        score_timeout_s=args.score_timeout_s,
+        max_batch_claims=args.max_batch_claims,
+        api_key=api_key,
+    )
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
+                timeout_graceful_shutdown=30)
+    return EXIT_OK
