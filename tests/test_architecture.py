@@ -24,12 +24,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DECISION_SIDE = {"types", "validation", "guards", "procedure", "decision", "audit", "bundle", "scoring"}
+DECISION_SIDE = {
+    "types", "validation", "guards", "procedure", "decision", "audit", "bundle", "scoring", "strict", "strict_text", "check",
+}
 ENGINE_SIDE = {
     "engine", "loaded", "batching", "session", "model_directory", "golden", "manifest", "tokenization", "options",
     "identity", "messages", "coalesce",
 }
-RULES = {"guards", "procedure", "decision", "validation", "audit", "bundle"}
+RULES = {"guards", "procedure", "decision", "validation", "audit", "bundle", "strict", "strict_text"}
 HEAVY = {"torch", "transformers", "optimum", "export", "verifier_export", "bench"}
 
 
