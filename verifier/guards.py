@@ -32,6 +32,7 @@ __all__ = [
     "negated_clauses",
     "has_negated_clause",
     "content_tokens",
+    "singular",
     "has_negation_or_correction_cue",
     "concrete_values",
     "values_conflict",
@@ -251,7 +252,9 @@ def has_negated_clause(text: str) -> bool:
     return bool(_NEGATION.search(text))
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
+    """The crude singular of docs/decision.md §4.5: "-ies" → "-y" over 4 letters; a final "s"
+    dropped over 3 letters unless "ss"."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
@@ -268,7 +271,7 @@ def content_tokens(text: str) -> frozenset[str]:
         folded = word.lower()
         if folded in _GENERIC_WORDS:
             continue
-        tokens.add(_singular(folded))
+        tokens.add(singular(folded))
     return frozenset(tokens)
 
 

@@ -41,6 +41,7 @@ from .manifest import (
     NLI_LABELS,
     RANDOM_WEIGHTS_CONFIG_KEY,
     TOKENIZER_NAME,
+    FileRecord,
     Manifest,
     ParityReport,
     resolve_inside,
@@ -193,14 +194,7 @@ class ModelDirectory:
                 directory, is missing or not a regular file, or its size or
                 sha256 differs from the manifest.
         """
-        record = self.manifest.files.get(name)
-        if record is None:
-            raise ClaimVerificationError(f"{name} is not recorded in {self.path / MANIFEST_NAME}; re-export the directory")
-        tampered = f"model directory {self.path} does not match its manifest (tampered or incomplete; re-export it)"
-        try:
-            real = resolve_inside(self.path, name)
-        except ValueError as exc:
-            raise ClaimVerificationError(f"{tampered}: {exc}") from None
+        record, real, tampered = self._locate(name)
         try:
             with open(real, "rb") as handle:
                 info = os.fstat(handle.fileno())
@@ -219,6 +213,21 @@ class ModelDirectory:
         if digest != record.sha256:
             raise ClaimVerificationError(f"{tampered}: {name}: sha256 {digest} != manifest {record.sha256}")
         return data
+
+    def _locate(self, name: str) -> "tuple[FileRecord, Path, str]":
+        """The manifest record of ``name``, its real path inside the directory, and the 'tampered' prefix.
+
+        Raises:
+            ClaimVerificationError: ``name`` is not recorded, or resolves outside the directory.
+        """
+        record = self.manifest.files.get(name)
+        if record is None:
+            raise ClaimVerificationError(f"{name} is not recorded in {self.path / MANIFEST_NAME}; re-export the directory")
+        tampered = f"model directory {self.path} does not match its manifest (tampered or incomplete; re-export it)"
+        try:
+            return record, resolve_inside(self.path, name), tampered
+        except ValueError as exc:
+            raise ClaimVerificationError(f"{tampered}: {exc}") from None
 
     def model_bytes(self) -> bytes:
         """The chosen variant's ONNX model, verified (:meth:`read_verified`)."""
@@ -246,12 +255,7 @@ class ModelDirectory:
                 while it was being loaded.
         """
         name = self.model_file
-        record = self.manifest.files[name]
-        tampered = f"model directory {self.path} does not match its manifest (tampered or incomplete; re-export it)"
-        try:
-            real = resolve_inside(self.path, name)
-        except ValueError as exc:
-            raise ClaimVerificationError(f"{tampered}: {exc}") from None
+        record, real, tampered = self._locate(name)
         try:
             fd = os.open(real, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:

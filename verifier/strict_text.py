@@ -15,7 +15,7 @@ import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
 
-from .guards import UNCERTAINTY, speech_act_modes
+from .guards import UNCERTAINTY, singular, speech_act_modes
 
 __all__ = [
     "normalise",
@@ -77,14 +77,6 @@ def _number(text: str) -> str:
     return format(value.normalize(), "f")
 
 
-def _singular(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
 def strict_tokens(text: str) -> frozenset[str]:
     """Content tokens (docs/policy.md): like the reference's, but over every Unicode word and number
     (numbers canonical: ``1,000`` = ``1000``, ``3.0`` = ``3``), with contractions read as their
@@ -102,7 +94,7 @@ def strict_tokens(text: str) -> frozenset[str]:
         folded = _CONTRACTIONS.get(folded, folded)
         if folded in _GENERIC or folded in _NEGATION_WORDS:
             continue
-        tokens.add(_singular(folded))
+        tokens.add(singular(folded))
     return frozenset(tokens)
 
 
