@@ -359,14 +359,10 @@ def test_truncated_pairs_do_not_support_and_only_supports_are_asked() -> None:
         )
 
 
-def test_onnx_scorer_reports_truncated_pairs() -> None:
-    pytest.importorskip("onnxruntime")
+def test_onnx_scorer_reports_truncated_pairs(tiny_model_dir: Path) -> None:
     from verifier.engine import OnnxScorer
 
-    directory = ROOT / "models" / "tiny-deberta-v2-smoke-seed0"
-    if not (directory / "model.onnx").exists():
-        pytest.skip("the tiny smoke model is not in this checkout")
-    scorer = OnnxScorer(directory)
+    scorer = OnnxScorer(tiny_model_dir)
     assert scorer.truncated([]) == []
     assert scorer.truncated([("The launch is Tuesday.", "The launch is Tuesday."), ("word " * 600, "x")]) == [False, True]
     with pytest.raises(ValueError):
