@@ -123,7 +123,56 @@ def _start(model_dir: Path, *, coalesce: bool, threads: Optional[int], max_wait_
     return process, url
 
 
+def soak(model_dir: Path, *, seconds: float, clients: int, threads: Optional[int], every: float, passages: int) -> list[dict[str, Any]]:
+    """Send varied-length claims from ``clients`` clients for ``seconds`` seconds, then stop; the server's
+    RSS every ``every`` seconds: ``[{"t_s", "rss_mib", "requests"}]``."""
+    import psutil
+
+    claims = make_claims(512, passages, seed=7)
+    samples: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        process, url = _start(model_dir, coalesce=True, threads=threads, max_wait_ms=5.0, log=Path(scratch) / "soak.log")
+        server = psutil.Process(process.pid)
+        done = 0
+
+        async def run() -> None:
+            import httpx
+
+            nonlocal done
+            stop = time.perf_counter() + seconds
+            async with httpx.AsyncClient(base_url=url, timeout=600) as client:
+
+                async def worker(offset: int) -> None:
+                    nonlocal done
+                    index = offset
+                    while time.perf_counter() < stop:
+                        response = await client.post("/v1/verify", json=claims[index % len(claims)])
+                        response.raise_for_status()
+                        done += 1
+                        index += clients
+
+                async def sampler() -> None:
+                    started = time.perf_counter()
+                    while time.perf_counter() < stop:
+                        samples.append({"t_s": round(time.perf_counter() - started, 1),
+                                        "rss_mib": round(server.memory_info().rss / 2**20, 1), "requests": done})
+                        await asyncio.sleep(every)
+
+                await asyncio.gather(sampler(), *(worker(k) for k in range(clients)))
+
+        try:
+            asyncio.run(run())
+        finally:
+            process.terminate()
+            process.wait(60)
+    return samples
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["soak"]:
+        return _soak_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench.serve_load", description=__doc__.splitlines()[0])
     parser.add_argument("--model-dir", type=Path, required=True)
     parser.add_argument("--claims", type=int, default=64, help="claims sent per concurrency level (default 64)")
@@ -175,6 +224,28 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.out is not None:
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0 if all(run["digests_equal_offline"] for run in report["runs"]) else 1
+
+
+def _soak_main(argv: list[str]) -> int:
+    """``python -m bench.serve_load soak --model-dir DIR [--seconds 600] [--clients 8]``: the server's RSS over a long run."""
+    parser = argparse.ArgumentParser(prog="python -m bench.serve_load soak", description=soak.__doc__)
+    parser.add_argument("--model-dir", type=Path, required=True)
+    parser.add_argument("--seconds", type=float, default=600.0)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--every", type=float, default=30.0, help="seconds between RSS samples")
+    parser.add_argument("--passages", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    samples = soak(args.model_dir, seconds=args.seconds, clients=args.clients, threads=args.threads,
+                   every=args.every, passages=args.passages)
+    print("| t (s) | server RSS (MiB) | requests answered |")
+    print("|---:|---:|---:|")
+    for sample in samples:
+        print(f"| {sample['t_s']} | {sample['rss_mib']} | {sample['requests']} |")
+    if args.out is not None:
+        args.out.write_text(json.dumps(samples, indent=2) + "\n", encoding="utf-8")
+    return 0
 
 
 if __name__ == "__main__":
