@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
     from .check import CheckReport, check_result
     from .decision import ClaimVerifier, EvidenceInput
     from .engine import OnnxScorer
-    from .options import RuntimeOptions, default_model_dir
+    from .coalesce import CoalescingScorer, ScorerBusy
+    from .options import InputLimits, RuntimeOptions, default_model_dir
     from .scoring import RecordedScorer, Scorer, ScriptedScorer, validate_scores
     from .types import (
         DEFAULT_MODEL,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
         LifecycleState,
         LocalizedEvidenceAssessment,
         SourceType,
+        StrictRuling,
     )
 
 __all__ = [
@@ -69,6 +71,10 @@ __all__ = [
     "OnnxScorer",
     "RecordedScorer",
     "RuntimeOptions",
+    "InputLimits",
+    "CoalescingScorer",
+    "ScorerBusy",
+    "StrictRuling",
     "Scorer",
     "ScriptedScorer",
     "SourceType",
@@ -88,6 +94,10 @@ _LAZY = {
     "EvidenceInput": "decision",
     "OnnxScorer": "engine",
     "RuntimeOptions": "options",
+    "InputLimits": "options",
+    "CoalescingScorer": "coalesce",
+    "ScorerBusy": "coalesce",
+    "StrictRuling": "types",
     "default_model_dir": "options",
     "RecordedScorer": "scoring",
     "Scorer": "scoring",
