@@ -91,3 +91,24 @@ def tiny_reordered_model_dir(tiny_reordered_source_dir: Path) -> Path:
 def tiny_model_copy(tiny_model_dir: Path, tmp_path: Path) -> Path:
     """A private copy of ``tiny_model_dir`` at ``tmp_path / "model"`` for tamper tests."""
     return Path(shutil.copytree(tiny_model_dir, tmp_path / "model"))
+
+
+@pytest.fixture()
+def manifest_only_model_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory with only a manifest (model ``test/scripted-nli`` at ``r1``), named by
+    ``$CLAIM_VERIFIER_MODEL_DIR``: enough for the CLI to resolve the model while a scripted
+    scorer does the scoring (nothing loads it)."""
+    from verifier.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
+
+    directory = tmp_path_factory.mktemp("fake-model")
+    manifest = Manifest(
+        model="test/scripted-nli", requested_revision="r1", source="smoke", random_weights=True,
+        files={"model.onnx": FileRecord(sha256="0" * 64, size=1)}, labels=("contradiction", "entailment", "neutral"),
+        max_length=128, opset=17, inputs=("input_ids", "attention_mask"), pad_token_id=0, versions={},
+        parity=ParityReport(passed=True, pairs=1, max_abs_logit_diff=0.0, max_abs_prob_diff=0.0,
+                            argmax_agreement=1.0, token_ids_identical=True),
+        created_at="2026-12-01T00:00:00Z",
+    )
+    (directory / MANIFEST_NAME).write_text(manifest.model_dump_json(), encoding="utf-8")
+    monkeypatch.setenv("CLAIM_VERIFIER_MODEL_DIR", str(directory))
+    return directory

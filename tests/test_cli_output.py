@@ -23,7 +23,6 @@ import pytest
 
 from verifier import ClaimVerificationConfig, ClaimVerifier, RuntimeOptions, ScriptedScorer, cli
 from verifier.cli.output import Destination
-from verifier.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "test/scripted-nli"
@@ -47,20 +46,9 @@ def write(path: Path, rows: list[Any]) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def fake_model_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A manifest-only model directory, named by $CLAIM_VERIFIER_MODEL_DIR (the scripted scorer never loads it)."""
-    directory = tmp_path_factory.mktemp("fake-model")
-    manifest = Manifest(
-        model=MODEL, requested_revision="r1", source="smoke", random_weights=True,
-        files={"model.onnx": FileRecord(sha256="0" * 64, size=1)}, labels=("contradiction", "entailment", "neutral"),
-        max_length=128, opset=17, inputs=("input_ids", "attention_mask"), pad_token_id=0, versions={},
-        parity=ParityReport(passed=True, pairs=1, max_abs_logit_diff=0.0, max_abs_prob_diff=0.0,
-                            argmax_agreement=1.0, token_ids_identical=True),
-        created_at="2026-12-01T00:00:00Z",
-    )
-    (directory / MANIFEST_NAME).write_text(manifest.model_dump_json(), encoding="utf-8")
-    monkeypatch.setenv("CLAIM_VERIFIER_MODEL_DIR", str(directory))
-    return directory
+def fake_model_dir(manifest_only_model_dir: Path) -> Path:
+    """Every test here runs with a manifest-only model directory (tests/conftest.py)."""
+    return manifest_only_model_dir
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

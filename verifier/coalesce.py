@@ -51,6 +51,7 @@ from .batching import BatchedLogits, EncodedPairs
 from .types import ClaimVerificationError
 
 __all__ = [
+    "EngineProxy",
     "CoalescingScorer",
     "CoalescerObserver",
     "PassReport",
@@ -138,7 +139,25 @@ class _Job:
     future: "Future[np.ndarray]" = field(default_factory=Future)
 
 
-class CoalescingScorer:
+class EngineProxy:
+    """A scorer that wraps an engine (``self.engine``) and forwards the optional scorer attributes
+    the verifier reads: ``resolved_revision`` and anything else public (e.g. ``truncated``)."""
+
+    engine: Any
+
+    @property
+    def resolved_revision(self) -> Optional[str]:
+        """The engine's ``resolved_revision`` (the commit actually loaded), when it has one."""
+        revision = getattr(self.engine, "resolved_revision", None)
+        return str(revision) if revision else None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "engine":
+            raise AttributeError(name)
+        return getattr(self.engine, name)
+
+
+class CoalescingScorer(EngineProxy):
     """A scorer that merges concurrent callers' pairs into shared passes of one inference worker thread.
 
     Args:
@@ -192,19 +211,6 @@ class CoalescingScorer:
         self._worker = threading.Thread(target=self._work, name="claim-verifier-coalesce", daemon=True)
         self._worker.start()
 
-    # ------------------------------------------------------------------ scorer attributes
-
-    @property
-    def resolved_revision(self) -> Optional[str]:
-        """The engine's ``resolved_revision`` (the commit actually loaded), when it has one."""
-        revision = getattr(self.engine, "resolved_revision", None)
-        return str(revision) if revision else None
-
-    def __getattr__(self, name: str) -> Any:
-        # Optional scorer attributes the verifier may read (e.g. ``truncated``) come from the engine.
-        if name.startswith("_") or name == "engine":
-            raise AttributeError(name)
-        return getattr(self.engine, name)
 
     @property
     def queued_pairs(self) -> int:

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..coalesce import DEFAULT_MAX_QUEUE_PAIRS, DEFAULT_MAX_WAIT_MS, CoalescingScorer, PassReport
+from ..coalesce import DEFAULT_MAX_QUEUE_PAIRS, DEFAULT_MAX_WAIT_MS, CoalescingScorer, EngineProxy, PassReport
 from ..decision import ClaimVerifier
 from ..options import RuntimeOptions
 from ..types import ClaimVerificationConfig
@@ -73,23 +73,12 @@ class ServerSettings:
     api_key: Optional[str] = None
 
 
-class DirectScorer:
+class DirectScorer(EngineProxy):
     """The engine without coalescing (each call its own pass), measured like the coalescer."""
 
     def __init__(self, engine: Any, metrics: Metrics) -> None:
         self.engine = engine
         self._metrics = metrics
-
-    @property
-    def resolved_revision(self) -> Optional[str]:
-        """The engine's loaded commit."""
-        revision = getattr(self.engine, "resolved_revision", None)
-        return str(revision) if revision else None
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name == "engine":
-            raise AttributeError(name)
-        return getattr(self.engine, name)
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Probabilities of ``pairs``, scored alone."""
