@@ -13,6 +13,7 @@ these behind its load lock; everything here is read-only once built.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
@@ -23,7 +24,7 @@ from .batching import BATCH_OVERHEAD_TOKENS, BatchedLogits, run_batches
 from .golden import DEFAULT_GOLDEN_ATOL, GOLDEN_NAME, GoldenFormatError, compare_to_golden, quote_indices
 from .manifest import Manifest
 from .model_directory import ModelDirectory
-from .session import DEFAULT_PROVIDERS, create_session, graph_io, session_options
+from .session import DEFAULT_PROVIDERS, create_session, graph_io, release_free_heap, session_options
 from .tokenization import encode_pairs
 from .types import ClaimVerificationError
 
@@ -55,6 +56,9 @@ class SessionSettings:
     graph_optimization_level: str = "all"
     config_entries: Mapping[str, str] = field(default_factory=dict)
     factory: SessionFactory = create_session
+    #: Hand the heap memory onnxruntime freed while loading back to the OS once the session
+    #: exists (:func:`verifier.session.release_free_heap`; docs/performance.md).
+    release_free_heap: bool = True
 
 
 @dataclass(frozen=True)
@@ -106,15 +110,21 @@ class LoadedModel:
         )
         if directory.random_weights:
             _LOG.warning("%s holds a random-weights model: its probabilities mean nothing", model_dir)
-        tokenizer = directory.load_tokenizer()
         options = session_options(
             intra_op_num_threads=settings.intra_op_num_threads,
             inter_op_num_threads=settings.inter_op_num_threads,
             graph_optimization_level=settings.graph_optimization_level,
             config_entries=settings.config_entries,
         )
-        with directory.verified_model() as model:
-            session = settings.factory(model, options, providers=settings.providers, where=str(directory.model_path))
+        # The tokenizer (~0.15 s to parse the DeBERTa-v3 tokenizer.json) loads in a thread beside
+        # onnxruntime's session creation, which releases the GIL; the pool waits for it either way.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-tokenizer") as pool:
+            pending = pool.submit(directory.load_tokenizer)
+            with directory.verified_model() as model:
+                session = settings.factory(model, options, providers=settings.providers, where=str(directory.model_path))
+            tokenizer = pending.result()
+        if settings.release_free_heap:
+            release_free_heap()
         input_names, output_name, with_token_type_ids = graph_io(session, directory.manifest, directory.model_path)
         loaded = cls(
             directory=directory,

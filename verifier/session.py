@@ -28,6 +28,7 @@ __all__ = [
     "check_providers",
     "create_session",
     "graph_io",
+    "release_free_heap",
 ]
 
 #: Accepted ``graph_optimization_level`` names (onnxruntime ``GraphOptimizationLevel``:
@@ -192,3 +193,34 @@ def graph_io(session: "InferenceSession", manifest: "Manifest", where: "str | os
     if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != width):
         raise ClaimVerificationError(f"{where} output {output.name} has shape {shape}; expected (batch, {width})")
     return names, output.name, "token_type_ids" in names
+
+
+def release_free_heap() -> bool:
+    """Return the C heap's free memory to the operating system (glibc ``malloc_trim(0)``).
+
+    Building a session parses the whole ONNX protobuf and copies its
+    initializers into tensors; the parse buffers are freed afterwards, but
+    glibc keeps freed heap pages mapped, so resident memory after load stays
+    about one model file above what the session holds. Trimming once after
+    the load returns them: measured on the 757 MiB DeBERTa-v3-base graph,
+    RSS after load 965 MiB → 807 MiB (1.27× → 1.07× the file;
+    docs/performance.md). It only releases memory that is already free and
+    takes a few milliseconds.
+
+    Returns:
+        ``True`` when ``malloc_trim`` exists (glibc) and was called, ``False``
+        elsewhere (musl, macOS, Windows), where it does nothing.
+    """
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+    except OSError:  # pragma: no cover - platforms without a process symbol table
+        return False
+    trim = getattr(libc, "malloc_trim", None)
+    if trim is None:
+        return False
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    trim(0)
+    return True
