@@ -18,12 +18,22 @@ replaces that method with one that
 * projects the 2k embeddings with the layer's own ``query_proj``/``key_proj``
   exactly as before (an input-independent value: onnxruntime folds it into a
   constant),
-* slices the projected table to the 2s rows a length-L batch can use,
-  s = min(L, k), and shifts the gather indices by k - s (the same table rows,
-  so the same numbers: row ``start + clamp(r + s)`` = row ``k + r`` for every
-  bucketed distance r, |r| < s),
-* multiplies with broadcasting (batch x heads x L x d_h by heads x d_h x 2s)
-  instead of tiling the table per batch row.
+* uses only the table rows a length-L batch can reach, ``k + bucket(d)``
+  for the distances |d| < L (the same rows transformers gathers from, so the
+  same numbers; its clamp to [0, 2k - 1] never binds there),
+* multiplies with broadcasting (batch x heads x L x d_h by heads x d_h x 2L)
+  instead of tiling the table per batch row,
+* and picks the L x L scores without a gather: the table's rows are put in
+  the order of the distances d = L-1, ..., -(L-1) a length-L batch uses
+  (row ``k + bucket(d)``, a gather of 2L rows of a constant), so the score of
+  query i and key j sits in column L-1-i+j of row i, and one slice of the
+  flattened (L x 2L) scores followed by a reshape lines them up (the
+  "relative shift" of Transformer-XL, Dai et al. 2019, section 3.3). This
+  replaces the ``Expand`` of a (batch x heads x L x L) int64 index and the
+  ``GatherElements`` over it, which onnxruntime's profile
+  (``python -m bench.profile``, docs/performance.md) showed at 13 % of
+  float32 and 25 % of int8 kernel time at 192 tokens; the scale is divided
+  into the constant table instead of the scores.
 
 The arithmetic of every score is unchanged (dot products of the same vectors);
 only float summation order may differ, far below the export's 1e-4 parity
@@ -52,6 +62,15 @@ def _script_core() -> Any:
     import torch
 
     @torch.jit.script
+    def skew(scores: torch.Tensor, length: int) -> torch.Tensor:
+        # scores: (B, H, L, 2L) against distances d = L-1-n (n = 0..2L-1, the last column unused);
+        # returns (B, H, L, L) with out[..., i, j] = scores[..., i, L-1-i+j], the column of d = i - j:
+        # flat index i*2L + (L-1-i+j) = (L-1) + i*(2L-1) + j, so one slice and two reshapes.
+        flat = scores.reshape(scores.size(0), scores.size(1), 2 * length * length)
+        flat = flat[:, :, length - 1 : length - 1 + length * (2 * length - 1)]
+        return flat.reshape(scores.size(0), scores.size(1), length, 2 * length - 1)[:, :, :, :length]
+
+    @torch.jit.script
     def span_bias(
         query_layer: torch.Tensor,
         key_layer: torch.Tensor,
@@ -64,33 +83,33 @@ def _script_core() -> Any:
         c2p: bool,
         p2c: bool,
     ) -> torch.Tensor:
-        # query_layer/key_layer: (B*H, L, dh); relative_pos: (1, 1, L, L) bucketed distances;
-        # pos_key/pos_query: (2k, H*dh) projected relative embeddings (input independent).
+        # query_layer/key_layer: (B*H, L, dh), same L; relative_pos: (1, 1, L, L) bucketed distances
+        # bucket(i - j); pos_key/pos_query: (2k, H*dh) projected relative embeddings (input independent).
         length = query_layer.size(-2)
-        key_length = key_layer.size(-2)
-        span = min(max(length, key_length), att_span)
-        start = att_span - span
+        span = min(length, att_span)
+        low = att_span - span  # the table rows transformers can reach for this length ...
+        high = att_span + span - 1  # ... (its clamp of r + k to [0, 2k - 1] never binds inside them)
         rows = query_layer.size(0)
         head_dim = query_layer.size(-1)
         batch = rows // num_heads
-        score = torch.zeros([rows, length, key_length], dtype=query_layer.dtype, device=query_layer.device)
+        rel = relative_pos[0, 0]
+        # bucket(d) for d = L-1, ..., 0 (column 0) and d = -1, ..., -(L-1) (row 0), plus one unused
+        # entry so that the skew is a reshape: 2L distances, descending.
+        buckets = torch.cat([rel[:, 0].flip(0), rel[0, 1:], rel[0, :1]])
+        score = torch.zeros([batch, num_heads, length, length], dtype=query_layer.dtype, device=query_layer.device)
         if c2p:
-            table = pos_key[start : start + 2 * span].view(2 * span, num_heads, head_dim).permute(1, 2, 0)
-            c2p_att = torch.matmul(query_layer.view(batch, num_heads, length, head_dim), table.unsqueeze(0))
-            c2p_att = c2p_att.view(rows, length, 2 * span)
-            c2p_pos = torch.clamp(relative_pos + span, 0, span * 2 - 1)
-            c2p_att = torch.gather(c2p_att, dim=-1, index=c2p_pos.squeeze(0).expand([rows, length, key_length]))
-            score = score + c2p_att / scale.to(dtype=c2p_att.dtype)
+            # c2p[i, j] = q_i . K_r[k + bucket(i - j)] / scale
+            index = torch.clamp(buckets + att_span, low, high)
+            table = (pos_key.index_select(0, index) / scale.to(dtype=pos_key.dtype)).view(2 * length, num_heads, head_dim)
+            scores = torch.matmul(query_layer.view(batch, num_heads, length, head_dim), table.permute(1, 2, 0).unsqueeze(0))
+            score = score + skew(scores, length)
         if p2c:
-            table = pos_query[start : start + 2 * span].view(2 * span, num_heads, head_dim).permute(1, 2, 0)
-            p2c_att = torch.matmul(key_layer.view(batch, num_heads, key_length, head_dim), table.unsqueeze(0))
-            p2c_att = p2c_att.view(rows, key_length, 2 * span)
-            p2c_pos = torch.clamp(-relative_pos + span, 0, span * 2 - 1)
-            p2c_att = torch.gather(
-                p2c_att, dim=-1, index=p2c_pos.squeeze(0).expand([rows, key_length, key_length])
-            ).transpose(-1, -2)
-            score = score + p2c_att / scale.to(dtype=p2c_att.dtype)
-        return score
+            # p2c[i, j] = k_j . Q_r[k - bucket(j - i)] / scale: skew over (j, i), then transpose
+            index = torch.clamp(att_span - buckets, low, high)
+            table = (pos_query.index_select(0, index) / scale.to(dtype=pos_query.dtype)).view(2 * length, num_heads, head_dim)
+            scores = torch.matmul(key_layer.view(batch, num_heads, length, head_dim), table.permute(1, 2, 0).unsqueeze(0))
+            score = score + skew(scores, length).transpose(-1, -2)
+        return score.view(rows, length, length)
 
     return span_bias
 
