@@ -9,8 +9,9 @@ trace's ``Node`` events (one per kernel call, ``dur`` in µs) are summed per
 per sequence; the first ``--warmup`` runs are left out of the sums. The
 effective GFLOP/s uses :data:`bench.flops.MINIMAL` FLOPs.
 
-Token ids are drawn from the DeBERTa-v3 vocabulary with a fixed seed (the
-ids do not change the work of a dense model). Threads: ``--threads`` intra-op,
+Token ids are drawn with a fixed seed from the vocabulary of the
+``config.json`` beside the model file (``vocab_size``; DeBERTa-v3's 128,100
+without one); the ids do not change the work of a dense model. Threads: ``--threads`` intra-op,
 one inter-op, as every other benchmark here.
 
 Usage::
@@ -35,8 +36,15 @@ from typing import Any, Optional, Sequence
 
 __all__ = ["op_shares", "profile_length", "main"]
 
-#: DeBERTa-v3 vocabulary size (config.json ``vocab_size``); ids 0-3 are special tokens.
+#: DeBERTa-v3 vocabulary size (its config.json ``vocab_size``), used without a config.json.
 VOCAB_SIZE = 128_100
+
+
+def _vocab_size(model: Path) -> int:
+    config = model.parent / "config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text()).get("vocab_size", VOCAB_SIZE))
+    return VOCAB_SIZE
 
 
 def op_shares(trace: Sequence[dict[str, Any]], skip_runs: int) -> tuple[dict[str, float], int]:
@@ -75,7 +83,7 @@ def profile_length(
 
     rows = max(1, max_batch_tokens // length)
     rng = np.random.default_rng(seed)
-    input_ids = rng.integers(4, VOCAB_SIZE, size=(rows, length), dtype=np.int64)
+    input_ids = rng.integers(4, _vocab_size(model), size=(rows, length), dtype=np.int64)
     input_ids[:, 0] = 1  # [CLS]
     input_ids[:, -1] = 2  # [SEP]
     feed = {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)}

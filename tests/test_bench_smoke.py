@@ -729,3 +729,37 @@ class TestPeersPreflight:
         assert err.count("\n") == 1 and err.startswith(
             "python -m bench compare: the sentence-transformers ONNX peers need optimum-onnx: install with bash scripts/setup.sh")
         assert err.rstrip().endswith("or pass --no-peers")
+
+
+class TestProfile:
+    """``bench.profile``: kernel time per operator type from onnxruntime's trace, warm-up runs left out."""
+
+    def test_op_shares_sums_kernel_events_after_the_warmup_runs(self) -> None:
+        from bench.profile import op_shares
+
+        def node(ts: int, dur: int, op: str) -> dict[str, object]:
+            return {"cat": "Node", "name": f"n{ts}_kernel_time", "ts": ts, "dur": dur, "args": {"op_name": op}}
+
+        trace = [
+            {"cat": "Session", "name": "model_run", "ts": 0, "dur": 100},  # warm-up: left out
+            node(10, 50, "MatMul"),
+            {"cat": "Session", "name": "model_run", "ts": 200, "dur": 100},
+            node(210, 30, "MatMul"),
+            node(250, 10, "Add"),
+            {"cat": "Node", "name": "n250_fence_before", "ts": 250, "dur": 99, "args": {"op_name": "Add"}},
+            {"cat": "Session", "name": "model_run", "ts": 400, "dur": 100},
+            node(410, 20, "MatMul"),
+        ]
+        totals, runs = op_shares(trace, skip_runs=1)
+        assert runs == 2 and totals == {"MatMul": 50.0, "Add": 10.0}
+        assert op_shares(trace, skip_runs=3) == ({}, 0)
+
+    @pytest.mark.export
+    def test_profile_of_the_tiny_model_accounts_for_every_run(self, tiny_model_dir: Path) -> None:
+        from bench.profile import profile_length
+
+        result = profile_length(tiny_model_dir / "model.onnx", 16, max_batch_tokens=64, threads=1, runs=2, warmup=1)
+        assert (result["rows"], result["runs"]) == (4, 2)
+        shares = [figures["share"] for figures in result["ops"].values()]
+        assert "MatMul" in result["ops"] and abs(sum(shares) - 1.0) < 1e-9
+        assert 0 < result["node_ms_per_sequence"] <= result["wall_ms_per_sequence"] * 1.05
