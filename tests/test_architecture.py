@@ -29,7 +29,7 @@ DECISION_SIDE = {
 }
 ENGINE_SIDE = {
     "engine", "loaded", "batching", "session", "model_directory", "golden", "manifest", "tokenization", "options",
-    "identity", "messages", "coalesce",
+    "identity", "messages", "coalesce", "engine_args",
 }
 RULES = {"guards", "procedure", "decision", "validation", "audit", "bundle", "strict", "strict_text"}
 HEAVY = {"torch", "transformers", "optimum", "export", "verifier_export", "bench"}

@@ -763,3 +763,27 @@ class TestProfile:
         shares = [figures["share"] for figures in result["ops"].values()]
         assert "MatMul" in result["ops"] and abs(sum(shares) - 1.0) < 1e-9
         assert 0 < result["node_ms_per_sequence"] <= result["wall_ms_per_sequence"] * 1.05
+
+
+class TestRssCurve:
+    """``bench.rss_curve``: the same varied calls from the same seed; one process per memory setting."""
+
+    def test_calls_are_reproducible_and_within_their_bounds(self) -> None:
+        from bench.rss_curve import calls
+
+        first, again = calls(30, seed=3), calls(30, seed=3)
+        assert first == again and first != calls(30, seed=4)
+        assert all(1 <= len(pairs) <= 32 for pairs in first)
+        assert all(premise and hypothesis for pairs in first for premise, hypothesis in pairs)
+
+    @pytest.mark.export
+    def test_every_setting_runs_in_its_own_process_and_records_each_call(self, tiny_model_dir: Path, tmp_path: Path) -> None:
+        from bench.rss_curve import SETTINGS, main
+
+        out = tmp_path / "curve.json"
+        assert main(["--model-dir", str(tiny_model_dir), "--calls", "3", "--threads", "1", "--out", str(out)]) == 0
+        results = json.loads(out.read_text())["results"]
+        assert [(r["arena"], r["memory_pattern"]) for r in results] == [tuple(setting) for setting in SETTINGS]
+        for result in results:
+            assert len(result["rss_bytes"]) == 4 and all(value > 0 for value in result["rss_bytes"])
+            assert result["real_tokens"] > 0

@@ -41,3 +41,35 @@ def test_release_free_heap_returns_freed_pages_to_the_os() -> None:
     finally:
         libc.free(keeper)
 
+
+
+def _captured_options(model_dir, **kwargs):  # type: ignore[no-untyped-def]
+    from verifier.engine import OnnxScorer
+    from verifier.session import create_session
+
+    seen = []
+
+    def factory(model, options, **factory_kwargs):  # type: ignore[no-untyped-def]
+        seen.append(options)
+        return create_session(model, options, **factory_kwargs)
+
+    OnnxScorer(model_dir, session_factory=factory, **kwargs).load()
+    (options,) = seen
+    return options
+
+
+def test_engine_sets_the_arena_and_memory_pattern_on_purpose(tiny_model_dir) -> None:  # type: ignore[no-untyped-def]
+    default = _captured_options(tiny_model_dir)
+    assert (default.enable_cpu_mem_arena, default.enable_mem_pattern) == (True, False)
+    chosen = _captured_options(tiny_model_dir, enable_cpu_mem_arena=False, enable_mem_pattern=True)
+    assert (chosen.enable_cpu_mem_arena, chosen.enable_mem_pattern) == (False, True)
+
+
+def test_runtime_options_carry_the_memory_settings_to_the_engine(tiny_model_dir) -> None:  # type: ignore[no-untyped-def]
+    from verifier.engine import OnnxScorer
+    from verifier.options import RuntimeOptions
+
+    options = RuntimeOptions(model_dir=tiny_model_dir, enable_mem_pattern=True, enable_cpu_mem_arena=False)
+    scorer = OnnxScorer.from_options(options, "any/model", "main")
+    settings = scorer.session_settings
+    assert (settings.enable_cpu_mem_arena, settings.enable_mem_pattern) == (False, True)

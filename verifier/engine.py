@@ -53,7 +53,8 @@ from .golden import softmax as stable_softmax
 from .loaded import BatchSettings, LoadedModel, SessionFactory, SessionSettings
 from .manifest import Manifest
 from .model_directory import OUTPUT_LABELS
-from .options import PADDING_LAYOUTS, RuntimeOptions, available_cpus
+from .engine_args import check_engine_arguments, validate_pairs
+from .options import PADDING_LAYOUTS, RuntimeOptions
 from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
 
 __all__ = [
@@ -70,66 +71,6 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger(__name__)
-
-
-
-def _validate_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Copy ``pairs`` to a list of ``(premise, hypothesis)`` tuples; ``ValueError`` names a bad index."""
-    if isinstance(pairs, (str, bytes)):
-        raise ValueError("pairs must be a sequence of (premise, hypothesis) tuples, not a string")
-    checked: list[tuple[str, str]] = []
-    for index, pair in enumerate(pairs):
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(
-                f"pair {index} must be a (premise, hypothesis) 2-tuple of str, got {type(pair).__name__}"
-                + (f" of length {len(pair)}" if isinstance(pair, (tuple, list)) else "")
-            )
-        premise, hypothesis = pair
-        if not isinstance(premise, str) or not isinstance(hypothesis, str):
-            raise ValueError(
-                f"pair {index} must be a (premise, hypothesis) 2-tuple of str, "
-                f"got ({type(premise).__name__}, {type(hypothesis).__name__})"
-            )
-        checked.append((premise, hypothesis))
-    return checked
-
-
-def _check_arguments(
-    *,
-    graph_optimization_level: str,
-    intra_op_num_threads: Optional[int],
-    inter_op_num_threads: Optional[int],
-    max_batch_size: Optional[int],
-    max_batch_tokens: int,
-    batch_overhead_tokens: float,
-    providers: Optional[Sequence[str]],
-) -> None:
-    """Constructor checks, without loading anything (``ValueError`` names the argument)."""
-    if graph_optimization_level not in GRAPH_OPTIMIZATION_LEVELS:
-        raise ValueError(
-            f"graph_optimization_level must be one of {list(GRAPH_OPTIMIZATION_LEVELS)}, "
-            f"got {graph_optimization_level!r}"
-        )
-    for name, value in (
-        ("intra_op_num_threads", intra_op_num_threads),
-        ("inter_op_num_threads", inter_op_num_threads),
-        ("max_batch_size", max_batch_size),
-    ):
-        if value is not None and (isinstance(value, bool) or int(value) < 1):
-            raise ValueError(f"{name} must be >= 1 or None, got {value!r}")
-    cpus = available_cpus()
-    for name, value in (("intra_op_num_threads", intra_op_num_threads), ("inter_op_num_threads", inter_op_num_threads)):
-        if value is not None and int(value) > cpus:
-            raise ValueError(f"{name} must be at most the {cpus} CPUs available to this process, got {value!r}")
-    if isinstance(max_batch_tokens, bool) or int(max_batch_tokens) < 1:
-        raise ValueError(f"max_batch_tokens must be >= 1, got {max_batch_tokens!r}")
-    if not (isinstance(batch_overhead_tokens, (int, float)) and 0 <= batch_overhead_tokens < float("inf")):
-        raise ValueError(f"batch_overhead_tokens must be a finite number >= 0, got {batch_overhead_tokens!r}")
-    if providers is not None:
-        if isinstance(providers, str):
-            raise ValueError("providers must be a sequence of provider names, not a string")
-        if not providers:
-            raise ValueError("providers must not be empty (None means CPU only)")
 
 
 class OnnxScorer:
@@ -164,6 +105,10 @@ class OnnxScorer:
             the batch planner (default :data:`BATCH_OVERHEAD_TOKENS`).
         session_factory: makes the inference session from the verified model file
             (see :data:`SessionFactory`; e.g. to wrap or instrument onnxruntime's).
+        enable_cpu_mem_arena: onnxruntime's CPU memory arena (default on; off
+            costs memory and speed, see :func:`verifier.session.session_options`).
+        enable_mem_pattern: onnxruntime's memory-pattern planning (default off:
+            the engine's batch shapes vary; see :func:`verifier.session.session_options`).
         padding: ``"batched"`` (length-sorted padded batches) or ``"none"`` (each pair
             runs alone, unpadded: bit-identical under any load even for graphs whose
             results depend on the batch, e.g. dynamic int8; see docs/serving.md).
@@ -196,10 +141,12 @@ class OnnxScorer:
         batch_overhead_tokens: float = BATCH_OVERHEAD_TOKENS,
         session_factory: Optional[SessionFactory] = None,
         padding: str = "batched",
+        enable_cpu_mem_arena: bool = True,
+        enable_mem_pattern: bool = False,
     ) -> None:
         if padding not in PADDING_LAYOUTS:
             raise ValueError(f"padding must be one of {list(PADDING_LAYOUTS)}, got {padding!r}")
-        _check_arguments(
+        check_engine_arguments(
             graph_optimization_level=graph_optimization_level,
             intra_op_num_threads=intra_op_num_threads,
             inter_op_num_threads=inter_op_num_threads,
@@ -215,6 +162,8 @@ class OnnxScorer:
             intra_op_num_threads=intra_op_num_threads,
             inter_op_num_threads=inter_op_num_threads,
             graph_optimization_level=graph_optimization_level,
+            enable_cpu_mem_arena=bool(enable_cpu_mem_arena),
+            enable_mem_pattern=bool(enable_mem_pattern),
             config_entries=dict(session_config_entries or {}),
             factory=session_factory if session_factory is not None else create_session,
         )
@@ -273,6 +222,8 @@ class OnnxScorer:
             session_config_entries=options.session_config_entries,
             batch_overhead_tokens=options.batch_overhead_tokens,
             padding=options.padding,
+            enable_cpu_mem_arena=options.enable_cpu_mem_arena,
+            enable_mem_pattern=options.enable_mem_pattern,
         )
 
     # ------------------------------------------------------------------ properties
@@ -281,6 +232,11 @@ class OnnxScorer:
     def model_dir(self) -> Path:
         """The exported model directory (no loading)."""
         return self._model_dir
+
+    @property
+    def session_settings(self) -> SessionSettings:
+        """How the onnxruntime session is (or will be) built: providers, threads, memory options (no loading)."""
+        return self._session_settings
 
     @property
     def loaded(self) -> bool:
@@ -397,7 +353,7 @@ class OnnxScorer:
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> EncodedPairs:
         """Validate and tokenize ``pairs`` for :meth:`score_encoded` (loads the model); raises as :meth:`score`."""
-        checked = _validate_pairs(pairs)
+        checked = validate_pairs(pairs)
         return EncodedPairs(tuple(checked), tuple(self._ensure_loaded().encode(checked)) if checked else ())
 
     def score_encoded(self, encoded: EncodedPairs) -> tuple[np.ndarray, BatchedLogits]:
@@ -429,7 +385,7 @@ class OnnxScorer:
         Raises:
             ValueError, ClaimVerificationError: as :meth:`score`.
         """
-        checked = _validate_pairs(pairs)
+        checked = validate_pairs(pairs)
         if not checked:
             return []
         return [bool(encoding.overflowing) for encoding in self._ensure_loaded().encode(checked)]
@@ -445,7 +401,7 @@ class OnnxScorer:
 
     def _score(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
         """Logits (n, 3) float32 in caller order and the column permutation to OUTPUT_LABELS."""
-        checked = _validate_pairs(pairs)
+        checked = validate_pairs(pairs)
         if not checked:
             return np.zeros((0, len(OUTPUT_LABELS)), dtype=np.float32), np.arange(len(OUTPUT_LABELS))
         loaded = self._ensure_loaded()

@@ -54,6 +54,8 @@ class SessionSettings:
     intra_op_num_threads: Optional[int] = None
     inter_op_num_threads: Optional[int] = None
     graph_optimization_level: str = "all"
+    enable_cpu_mem_arena: bool = True
+    enable_mem_pattern: bool = False
     config_entries: Mapping[str, str] = field(default_factory=dict)
     factory: SessionFactory = create_session
     #: Hand the heap memory onnxruntime freed while loading back to the OS once the session
@@ -115,6 +117,8 @@ class LoadedModel:
             inter_op_num_threads=settings.inter_op_num_threads,
             graph_optimization_level=settings.graph_optimization_level,
             config_entries=settings.config_entries,
+            enable_cpu_mem_arena=settings.enable_cpu_mem_arena,
+            enable_mem_pattern=settings.enable_mem_pattern,
         )
         # The tokenizer (~0.15 s to parse the DeBERTa-v3 tokenizer.json) loads in a thread beside
         # onnxruntime's session creation, which releases the GIL; the pool waits for it either way.

@@ -91,6 +91,9 @@ class RuntimeOptions(BaseModel):
         session_config_entries: onnxruntime session config entries set at load,
             e.g. ``{"session.intra_op.allow_spinning": "0"}``.
         verify_golden: re-score ``golden.json`` at load and refuse a disagreeing model.
+        enable_cpu_mem_arena: onnxruntime's CPU memory arena (default on).
+        enable_mem_pattern: onnxruntime's memory-pattern planning (default off; both:
+            :func:`verifier.session.session_options`, docs/performance.md).
         limits: size limits on each request (:class:`InputLimits`).
         score_timeout_s: deadline of one scorer call in seconds (``None``: none). A
             call past it raises ``ClaimVerificationError``; the scorer's thread
@@ -117,6 +120,8 @@ class RuntimeOptions(BaseModel):
     batch_overhead_tokens: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = BATCH_OVERHEAD_TOKENS
     session_config_entries: Optional[dict[str, str]] = None
     verify_golden: bool = False
+    enable_cpu_mem_arena: bool = True
+    enable_mem_pattern: bool = False
     limits: InputLimits = InputLimits()
     score_timeout_s: Optional[Annotated[float, Field(gt=0.0, le=86_400.0, allow_inf_nan=False)]] = None
     schedule: Schedule = "staged"
