@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
 from .runner import CompareSettings
 from .workloads import DEFAULT_CLAIMS_E
 
@@ -37,7 +38,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models-root", type=Path, default=None, help="where models/ lives (default: <repo>/models)")
     parser.add_argument("--max-load", type=float, default=1.5, help="wait until the 1-min load average is at most this")
     parser.add_argument("--wait", type=float, default=600.0, help="longest wait for a quiet machine, seconds")
-    parser.add_argument("--max-batch-tokens", type=int, default=8192, help="OnnxScorer token budget per batch")
+    parser.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS, help="OnnxScorer token budget per batch")
 
 
 def build_parser() -> argparse.ArgumentParser:

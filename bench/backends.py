@@ -40,6 +40,7 @@ from typing import Any, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
+from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
 from .workloads import Pair
 
 __all__ = [
@@ -454,7 +455,7 @@ def load_backend(
     span_dir: Optional[Path] = None,
     st_dir: Optional[Path] = None,
     threads: int,
-    max_batch_tokens: int = 8192,
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     max_batch_size: Optional[int] = None,
     torch_batch_size: int = 32,
 ) -> Backend:

@@ -40,6 +40,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
 from .backends import BACKEND_KEYS, Backend, OnnxBackend, load_backend
 from .measure import latency, schedules, time_stages
 from .proc import THREAD_ENV_VARS
@@ -159,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--claims-e", type=int, default=None, help="claims in workload (e) (default: no (e))")
     parser.add_argument("--digest-e", default=None, help="expected digest of workload (e)")
     parser.add_argument("--chunk-claims-e", type=int, default=25)
-    parser.add_argument("--max-batch-tokens", type=int, default=8192)
+    parser.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS)
     parser.add_argument("--max-batch-size", type=int, default=None)
     parser.add_argument("--torch-batch-size", type=int, default=32)
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: latency,throughput,schedules,e")

@@ -34,6 +34,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
+
 __all__ = ["op_shares", "profile_length", "main"]
 
 #: DeBERTa-v3 vocabulary size (its config.json ``vocab_size``), used without a config.json.
@@ -155,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.split("\n")[0])
     parser.add_argument("model", type=Path, help="an ONNX file")
     parser.add_argument("--lengths", type=int, nargs="+", default=[48, 96, 192])
-    parser.add_argument("--max-batch-tokens", type=int, default=8192, help="the engine's default token budget")
+    parser.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS, help="token budget of one batch (default: the engine's)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)

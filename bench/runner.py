@@ -42,6 +42,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
 from .agreement import agreement
 from .facts import host_facts, import_time, numpy_ceiling, token_profile, wait_for_quiet
 from .model import BenchModel, build_bench_model
@@ -80,7 +81,7 @@ class CompareSettings:
     reps_b: int = 7
     reps_d: int = 3
     reps_schedules: int = 5
-    max_batch_tokens: int = 8192
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     chunk_claims: int = 50
     variants: tuple[str, ...] = ("int8", "optimized")
     variants_throughput: tuple[str, ...] = ("int8",)

@@ -43,6 +43,7 @@ _STARTED = time.perf_counter()
 
 import numpy as np  # noqa: E402  (timed from _STARTED on purpose)
 
+from verifier.batching import DEFAULT_MAX_BATCH_TOKENS  # noqa: E402
 from .backends import Backend, OnnxBackend, TorchBackend  # noqa: E402
 from .measure import schedules, time_stages  # noqa: E402
 from .proc import THREAD_ENV_VARS  # noqa: E402
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pair-share", type=float, default=None, help="share of c's claims needing pairs")
     parser.add_argument("--digest", default=None, help="expected workload digest (refuse to run on a mismatch)")
     parser.add_argument("--reps-schedules", type=int, default=5)
-    parser.add_argument("--max-batch-tokens", type=int, default=8192)
+    parser.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS)
     parser.add_argument("--max-batch-size", type=int, default=None)
     parser.add_argument("--torch-batch-size", type=int, default=32, help="CrossEncoder.predict batch_size")
     parser.add_argument("--tune-claims", type=int, default=40)

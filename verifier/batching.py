@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from tokenizers import Encoding  # type: ignore[import-untyped,unused-ignore]
 
 __all__ = [
+    "DEFAULT_MAX_BATCH_TOKENS",
     "BATCH_OVERHEAD_TOKENS", "BatchedLogits", "BatchRun", "EncodedPairs", "ScorerStats", "plan_batches", "run_batches",
 ]
 
@@ -31,6 +32,11 @@ __all__ = [
 #: run's fixed cost (dispatch, relative-position projections) is ~7-20 tokens of work
 #: (``python -m bench tune``; figures in bench/RESULTS.md).
 BATCH_OVERHEAD_TOKENS = 16.0
+#: Default token budget of one padded batch (rows x padded length). Measured on the
+#: DeBERTa-v3-base graphs with onnxruntime 1.32 on 2 cores (docs/performance.md):
+#: batches of 1-2k tokens run 1.1-1.35x faster per sequence than 8k-token batches at
+#: 32-192 tokens (their activations stay in the caches), and the arena grows less.
+DEFAULT_MAX_BATCH_TOKENS = 2048
 
 #: Runs one padded batch: ``(feed, indices, number, total) -> logits (rows, k)``, where
 #: ``feed`` maps input names to int64 (rows, length) arrays, ``indices`` are the batch's

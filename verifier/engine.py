@@ -47,7 +47,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from .batching import BATCH_OVERHEAD_TOKENS, BatchedLogits, EncodedPairs, ScorerStats, plan_batches
+from .batching import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS, BatchedLogits, EncodedPairs, ScorerStats, plan_batches
 from .golden import GOLDEN_NAME
 from .golden import softmax as stable_softmax
 from .loaded import BatchSettings, LoadedModel, SessionFactory, SessionSettings
@@ -132,7 +132,7 @@ class OnnxScorer:
         intra_op_num_threads: Optional[int] = None,
         inter_op_num_threads: Optional[int] = None,
         graph_optimization_level: str = "all",
-        max_batch_tokens: int = 8192,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_batch_size: Optional[int] = None,
         verify_golden: bool = False,
         expected_model: Optional[str] = None,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .batching import BATCH_OVERHEAD_TOKENS, BatchedLogits, run_batches
+from .batching import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS, BatchedLogits, run_batches
 from .golden import DEFAULT_GOLDEN_ATOL, GOLDEN_NAME, GoldenFormatError, compare_to_golden, quote_indices
 from .manifest import Manifest
 from .model_directory import ModelDirectory
@@ -67,7 +67,7 @@ class SessionSettings:
 class BatchSettings:
     """How pairs are cut into padded batches (see :func:`verifier.batching.plan_batches`)."""
 
-    max_batch_tokens: int = 8192
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     max_batch_size: Optional[int] = None
     batch_overhead_tokens: float = BATCH_OVERHEAD_TOKENS
 

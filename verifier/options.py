@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .batching import BATCH_OVERHEAD_TOKENS
+from .batching import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS
 
 __all__ = [
     "RuntimeOptions", "InputLimits", "Schedule", "Padding", "PADDING_LAYOUTS", "default_model_dir", "available_cpus",
@@ -116,7 +116,7 @@ class RuntimeOptions(BaseModel):
     intra_op_num_threads: Optional[Annotated[int, Field(ge=1, strict=True)]] = None
     inter_op_num_threads: Optional[Annotated[int, Field(ge=1, strict=True)]] = None
     graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
-    max_batch_tokens: Annotated[int, Field(ge=64, le=1 << 22)] = 8192
+    max_batch_tokens: Annotated[int, Field(ge=64, le=1 << 22)] = DEFAULT_MAX_BATCH_TOKENS
     batch_overhead_tokens: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = BATCH_OVERHEAD_TOKENS
     session_config_entries: Optional[dict[str, str]] = None
     verify_golden: bool = False

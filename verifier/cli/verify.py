@@ -144,7 +144,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         "--max-batch-tokens",
         type=int_range(64, 1 << 22),
         metavar="N",
-        help="token budget of one padded batch, rows x padded length (default 8192)",
+        help="token budget of one padded batch, rows x padded length (default 2048)",
     )
     runtime.add_argument("--schedule", choices=("staged", "eager"), help="model work schedule (default staged)")
     runtime.add_argument(
