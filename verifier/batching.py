@@ -30,7 +30,7 @@ __all__ = [
 #: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`plan_batches`.
 #: Measured for the DeBERTa-v3-base configuration (onnxruntime 1.32, 2 CPU cores): a
 #: run's fixed cost (dispatch, relative-position projections) is ~7-20 tokens of work
-#: (``python -m bench tune``; figures in bench/RESULTS.md).
+#: (``python -m bench tune``; figures in bench/results/final-2026-11-30.md).
 BATCH_OVERHEAD_TOKENS = 16.0
 #: Default token budget of one padded batch (rows x padded length). Measured on the
 #: DeBERTa-v3-base graphs with onnxruntime 1.32 on 2 cores (docs/performance.md):
