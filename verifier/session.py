@@ -216,11 +216,12 @@ def release_free_heap() -> bool:
     Building a session parses the whole ONNX protobuf and copies its
     initializers into tensors; the parse buffers are freed afterwards, but
     glibc keeps freed heap pages mapped, so resident memory after load stays
-    about one model file above what the session holds. Trimming once after
-    the load returns them: measured on the 757 MiB DeBERTa-v3-base graph,
-    RSS after load 965 MiB → 807 MiB (1.27× → 1.07× the file;
-    docs/performance.md). It only releases memory that is already free and
-    takes a few milliseconds.
+    a few hundred MiB above what the session holds. Trimming once after the
+    load returns them: measured on the 757 MiB DeBERTa-v3-base graph, in a
+    process holding only onnxruntime and the session, RSS after load
+    965 MiB → 807 MiB (1.27× → 1.07× the file); for the whole engine
+    1,238 → 947 MiB (docs/performance.md). It only releases memory that is
+    already free and takes a few tens of milliseconds.
 
     Returns:
         ``True`` when ``malloc_trim`` exists (glibc) and was called, ``False``
