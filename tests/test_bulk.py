@@ -14,34 +14,20 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import pytest
+from jsonl_helpers import evidence_row, scripted_verifier, write_jsonl
 
-from verifier import ClaimVerificationConfig, ClaimVerifier, RuntimeOptions, ScriptedScorer, cli
+from verifier import cli
 from verifier.cli.bulk import CHUNK, Shard
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def make(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> ClaimVerifier:
-    return ClaimVerifier(config, scorer=ScriptedScorer(default=(0.9, 0.05)), runtime=runtime)
-
-
-def row(n: int, claim: str = "The deployment date is May 4.", **extra: Any) -> dict[str, Any]:
-    return {
-        "id": f"r{n}",
-        "claim": claim,
-        "evidence": [{"reference": "M1", "memory_id": str(uuid.UUID(int=n + 1)), "text": "The deployment date is May 4."}],
-        **extra,
-    }
-
-
-def write(path: Path, rows: list[Any]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
-    return path
+make = scripted_verifier
+row = evidence_row
+write = write_jsonl
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
