@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
+from verifier.engine.batching import DEFAULT_MAX_BATCH_TOKENS
 from .runner import CompareSettings
 from .workloads import DEFAULT_CLAIMS_E
 

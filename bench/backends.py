@@ -2,7 +2,7 @@
 
 * :class:`TorchBackend` -- sentence-transformers ``CrossEncoder`` on PyTorch (the
   reference implementation's runtime), with padding counters;
-* :class:`OnnxBackend` -- this project's :class:`verifier.engine.OnnxScorer`
+* :class:`OnnxBackend` -- this project's :class:`verifier.engine.scorer.OnnxScorer`
   (float32 or a manifest variant), with the time spent inside onnxruntime's
   ``InferenceSession.run`` accounted separately through the scorer's public
   ``session_factory`` (:class:`TimedSession`).
@@ -40,7 +40,7 @@ from typing import Any, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
-from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
+from verifier.engine.batching import DEFAULT_MAX_BATCH_TOKENS
 from .workloads import Pair
 
 __all__ = [
@@ -366,7 +366,7 @@ class TimedSession:
 
 
 class _TimedSessionFactory:
-    """``OnnxScorer(session_factory=...)``: :func:`verifier.session.create_session`, wrapped in :class:`TimedSession`.
+    """``OnnxScorer(session_factory=...)``: :func:`verifier.engine.session.create_session`, wrapped in :class:`TimedSession`.
 
     Other keyword arguments the engine passes (e.g. ``where``, how to name the
     model in messages) go to ``create_session`` unchanged.
@@ -376,14 +376,14 @@ class _TimedSessionFactory:
         self.session: Optional[TimedSession] = None
 
     def __call__(self, model: Any, options: Any, *, providers: Sequence[str], **kwargs: Any) -> TimedSession:
-        from verifier.session import create_session
+        from verifier.engine.session import create_session
 
         self.session = TimedSession(create_session(model, options, providers=providers, **kwargs))
         return self.session
 
 
 class OnnxBackend:
-    """:class:`verifier.engine.OnnxScorer` (``intra_op_num_threads=threads``, ``inter_op_num_threads=1``), loaded.
+    """:class:`verifier.engine.scorer.OnnxScorer` (``intra_op_num_threads=threads``, ``inter_op_num_threads=1``), loaded.
 
     Args:
         model_dir: the exported model directory.
@@ -410,7 +410,7 @@ class OnnxBackend:
     ) -> None:
         import onnxruntime
 
-        from verifier.engine import BATCH_OVERHEAD_TOKENS, OnnxScorer
+        from verifier.engine.scorer import BATCH_OVERHEAD_TOKENS, OnnxScorer
 
         self.name = name or ("onnx" if variant is None else f"onnx-{variant}")
         self._factory = _TimedSessionFactory()

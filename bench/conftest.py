@@ -4,7 +4,7 @@ This directory is outside the main suite's ``testpaths`` (``tests/``), so
 these benchmarks never run with the tests and never assert on speed.
 
 * ``real_tokenizer`` -- the real DeBERTa-v3 ``tokenizer.json`` configured by
-  :func:`verifier.tokenization.load_tokenizer`.
+  :func:`verifier.engine.tokenization.load_tokenizer`.
 * ``tiny_onnx_dir`` -- the seeded tiny model exported once per session with
   the project's export (skips without torch).
 * ``bench_onnx_dir`` -- the cached random DeBERTa-v3-base export
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def real_tokenizer() -> "Tokenizer":
     """The real DeBERTa-v3 fast tokenizer with the runtime's settings (max length 512)."""
     from verifier_export.testmodels import real_tokenizer_dir
-    from verifier.tokenization import load_tokenizer
+    from verifier.engine.tokenization import load_tokenizer
 
     try:
         directory = real_tokenizer_dir()

@@ -85,8 +85,8 @@ def host_facts() -> dict[str, Any]:
 
 def token_profile(model: BenchModel, workloads: Mapping[str, Workload]) -> dict[str, Any]:
     """Per workload and stage: pairs, real tokens (export tokenizer, truncation at max length), FLOPs."""
-    from verifier.manifest import read_manifest
-    from verifier.tokenization import encode_pairs, load_tokenizer
+    from verifier.engine.manifest import read_manifest
+    from verifier.engine.tokenization import encode_pairs, load_tokenizer
 
     manifest = read_manifest(model.onnx_dir)
     tokenizer = load_tokenizer(model.onnx_dir / "tokenizer.json", max_length=manifest.max_length)
@@ -120,11 +120,11 @@ def token_profile(model: BenchModel, workloads: Mapping[str, Workload]) -> dict[
 
 
 def import_time(threads: int, runs: int = 5) -> dict[str, Any]:
-    """``import verifier`` (and ``import verifier.engine``) in fresh interpreters; median seconds, torch-free?"""
+    """``import verifier`` (and ``import verifier.engine.scorer``) in fresh interpreters; median seconds, torch-free?"""
     code = (
         "import json, sys, time\n"
         "t = time.perf_counter(); import verifier; a = time.perf_counter() - t\n"
-        "t = time.perf_counter(); import verifier.engine; b = time.perf_counter() - t\n"
+        "t = time.perf_counter(); import verifier.engine.scorer; b = time.perf_counter() - t\n"
         "print(json.dumps({'verifier': a, 'engine': b, 'torch': 'torch' in sys.modules,"
         " 'transformers': 'transformers' in sys.modules, 'onnxruntime': 'onnxruntime' in sys.modules}))\n"
     )

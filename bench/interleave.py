@@ -40,7 +40,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
+from verifier.engine.batching import DEFAULT_MAX_BATCH_TOKENS
 from .backends import BACKEND_KEYS, Backend, OnnxBackend, load_backend
 from .measure import latency, schedules, time_stages
 from .proc import THREAD_ENV_VARS

@@ -34,7 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
+from verifier.engine.batching import DEFAULT_MAX_BATCH_TOKENS
 
 __all__ = ["op_shares", "profile_length", "main"]
 
@@ -81,7 +81,7 @@ def profile_length(
     """Profile ``runs`` batches of ``max_batch_tokens // length`` sequences of ``length`` tokens."""
     import numpy as np
 
-    from verifier.session import create_session, session_options
+    from verifier.engine.session import create_session, session_options
 
     rows = max(1, max_batch_tokens // length)
     rng = np.random.default_rng(seed)

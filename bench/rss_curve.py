@@ -1,7 +1,7 @@
 """Resident memory over a long run of varied lengths, per onnxruntime memory setting.
 
 Each setting runs in its own process (``--child``): the engine
-(:class:`verifier.engine.OnnxScorer`, 2 threads) loads the model, then scores
+(:class:`verifier.engine.scorer.OnnxScorer`, 2 threads) loads the model, then scores
 ``--calls`` calls of varied size and length -- each call 1 to 32 pairs whose
 premises join 1 to 3 encyclopedia-style passages of :mod:`bench.texts` (about
 20 to 250 tokens a pair), drawn with a fixed seed -- and records the RSS after
@@ -55,7 +55,7 @@ def calls(count: int, seed: int = 0) -> list[list[tuple[str, str]]]:
 def _child(model_dir: Path, variant: Optional[str], arena: bool, pattern: bool, count: int, threads: int) -> dict[str, Any]:
     import psutil
 
-    from verifier.engine import OnnxScorer
+    from verifier.engine.scorer import OnnxScorer
 
     work = calls(count)
     process = psutil.Process()

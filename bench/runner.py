@@ -42,7 +42,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from verifier.batching import DEFAULT_MAX_BATCH_TOKENS
+from verifier.engine.batching import DEFAULT_MAX_BATCH_TOKENS
 from .agreement import agreement
 from .facts import host_facts, import_time, numpy_ceiling, token_profile, wait_for_quiet
 from .model import BenchModel, build_bench_model

@@ -8,11 +8,11 @@ loudly instead of timing nothing.
 Hot paths:
 
 * tokenize + plan + pad: the 1,600 singles of workload (c) with the real
-  DeBERTa-v3 tokenizer (``encode_batch_fast``), :func:`verifier.engine.plan_batches`
-  and :func:`verifier.tokenization.pad_encodings`;
+  DeBERTa-v3 tokenizer (``encode_batch_fast``), :func:`verifier.engine.batching.plan_batches`
+  and :func:`verifier.engine.tokenization.pad_encodings`;
 * one padded batch through onnxruntime: the tiny exported model (always) and the
   random DeBERTa-v3-base (when ``python -m bench build`` has run);
-* :class:`verifier.engine.OnnxScorer.score` end to end on the tiny model;
+* :class:`verifier.engine.scorer.OnnxScorer.score` end to end on the tiny model;
 * the guards on long passages (docs/decision.md §4-5: modes, entailment and refutation
   guards, exact negation, localisation) at ~2.5 kB and ~100 kB;
 * the decision layer (:class:`verifier.ClaimVerifier` ``verify_many_sync``) over
@@ -48,8 +48,8 @@ def _session(path: Path, threads: int = 2) -> Any:
 
 def test_tokenize_plan_pad_1600_singles(benchmark: Any, real_tokenizer: "Tokenizer") -> None:
     """Tokenize workload (c)'s 1,600 singles, plan token-budget batches, pad every batch (int64)."""
-    from verifier.engine import plan_batches
-    from verifier.tokenization import encode_pairs, pad_encodings
+    from verifier.engine.scorer import plan_batches
+    from verifier.engine.tokenization import encode_pairs, pad_encodings
 
     pairs = workload_c(200).stages()[0]
 
@@ -68,7 +68,7 @@ def test_tokenize_plan_pad_1600_singles(benchmark: Any, real_tokenizer: "Tokeniz
 
 def test_tokenize_only_1600_singles(benchmark: Any, real_tokenizer: "Tokenizer") -> None:
     """Tokenization alone (Rust ``encode_batch_fast`` over 1,600 pairs)."""
-    from verifier.tokenization import encode_pairs
+    from verifier.engine.tokenization import encode_pairs
 
     pairs = workload_c(200).stages()[0]
     encodings = benchmark(encode_pairs, real_tokenizer, pairs)
@@ -77,8 +77,8 @@ def test_tokenize_only_1600_singles(benchmark: Any, real_tokenizer: "Tokenizer")
 
 def test_plan_batches_2720_lengths(benchmark: Any, real_tokenizer: "Tokenizer") -> None:
     """The padding-aware batch planner over every length of workload (c) (dynamic programming)."""
-    from verifier.engine import plan_batches
-    from verifier.tokenization import encode_pairs
+    from verifier.engine.scorer import plan_batches
+    from verifier.engine.tokenization import encode_pairs
 
     lengths = np.array([len(e.ids) for e in encode_pairs(real_tokenizer, workload_c(200).pairs())], dtype=np.int64)
     batches = benchmark(plan_batches, lengths, max_batch_tokens=8192)
@@ -89,7 +89,7 @@ def test_plan_batches_2720_lengths(benchmark: Any, real_tokenizer: "Tokenizer") 
 
 
 def _feed(tokenizer: "Tokenizer", pairs: list[tuple[str, str]], names: list[str]) -> dict[str, np.ndarray]:
-    from verifier.tokenization import encode_pairs, pad_encodings
+    from verifier.engine.tokenization import encode_pairs, pad_encodings
 
     arrays = pad_encodings(encode_pairs(tokenizer, pairs), pad_token_id=0, with_token_type_ids="token_type_ids" in names)
     return {name: arrays[name] for name in names}
@@ -97,8 +97,8 @@ def _feed(tokenizer: "Tokenizer", pairs: list[tuple[str, str]], names: list[str]
 
 def test_onnxruntime_batch_tiny_model(benchmark: Any, tiny_onnx_dir: Path) -> None:
     """One padded batch (32 workload-(c) singles) through onnxruntime on the tiny exported model."""
-    from verifier.manifest import read_manifest
-    from verifier.tokenization import load_tokenizer
+    from verifier.engine.manifest import read_manifest
+    from verifier.engine.tokenization import load_tokenizer
 
     manifest = read_manifest(tiny_onnx_dir)
     tokenizer = load_tokenizer(tiny_onnx_dir / "tokenizer.json", max_length=manifest.max_length)
@@ -111,7 +111,7 @@ def test_onnxruntime_batch_tiny_model(benchmark: Any, tiny_onnx_dir: Path) -> No
 
 def test_onnx_scorer_tiny_model_200_pairs(benchmark: Any, tiny_onnx_dir: Path) -> None:
     """``OnnxScorer.score`` end to end (tokenize, plan, pad, run, softmax, reorder) on 200 pairs."""
-    from verifier.engine import OnnxScorer
+    from verifier.engine.scorer import OnnxScorer
 
     scorer = OnnxScorer(tiny_onnx_dir, intra_op_num_threads=2, inter_op_num_threads=1).load()
     pairs = workload_c(200).stages()[0][:200]
@@ -122,8 +122,8 @@ def test_onnx_scorer_tiny_model_200_pairs(benchmark: Any, tiny_onnx_dir: Path) -
 @pytest.mark.parametrize("variant", [None, "optimized", "int8"])
 def test_onnxruntime_batch_deberta_v3_base(benchmark: Any, bench_onnx_dir: Path, variant: Any) -> None:
     """One padded batch of 32 workload-(a)/(c) singles (~32 x 40 tokens) through random DeBERTa-v3-base."""
-    from verifier.manifest import read_manifest
-    from verifier.tokenization import load_tokenizer
+    from verifier.engine.manifest import read_manifest
+    from verifier.engine.tokenization import load_tokenizer
 
     manifest = read_manifest(bench_onnx_dir)
     if variant is not None and variant not in manifest.variants:
@@ -148,7 +148,7 @@ def _long_text(target: int) -> str:
 @pytest.mark.parametrize("size", [2_500, 100_000], ids=["2.5kB", "100kB"])
 def test_guards_long_passage(benchmark: Any, size: int) -> None:
     """Every guard of docs/decision.md §4-5 on one long passage against a plain claim."""
-    from verifier.guards import (
+    from verifier.decision.guards import (
         PassageView,
         entailment_guard,
         exact_negation,

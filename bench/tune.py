@@ -5,7 +5,7 @@ planner's batch cost, one thread, spinning off, graph optimisation levels,
 the saved ``optimized`` variant -- a fresh :class:`bench.backends.OnnxBackend`
 is loaded (timed), warmed up on the singles, then timed once over the first
 ``tune_claims`` claims of (c) and over (b) (:func:`bench.measure.latency`).
-Every option is a public :class:`verifier.engine.OnnxScorer` argument.
+Every option is a public :class:`verifier.engine.scorer.OnnxScorer` argument.
 """
 
 from __future__ import annotations

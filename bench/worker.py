@@ -43,7 +43,7 @@ _STARTED = time.perf_counter()
 
 import numpy as np  # noqa: E402  (timed from _STARTED on purpose)
 
-from verifier.batching import DEFAULT_MAX_BATCH_TOKENS  # noqa: E402
+from verifier.engine.batching import DEFAULT_MAX_BATCH_TOKENS  # noqa: E402
 from .backends import Backend, OnnxBackend, TorchBackend  # noqa: E402
 from .measure import schedules, time_stages  # noqa: E402
 from .proc import THREAD_ENV_VARS  # noqa: E402
@@ -136,7 +136,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
 
-        import verifier.engine  # noqa: F401
+        import verifier.engine.scorer  # noqa: F401
     imported = time.perf_counter()
     backend: Backend
     if args.backend == "torch":

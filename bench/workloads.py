@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Sequence
 from uuid import UUID
 
-from verifier.guards import join_premise
+from verifier.decision.guards import join_premise
 
 from .texts import DISTRACTORS, FACTS, LONG_EXTRA, PAIR_FACTS, REFUTABLE, encyclopedia_case, slots
 

@@ -98,7 +98,7 @@ def manifest_only_model_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatc
     """A directory with only a manifest (model ``test/scripted-nli`` at ``r1``), named by
     ``$CLAIM_VERIFIER_MODEL_DIR``: enough for the CLI to resolve the model while a scripted
     scorer does the scoring (nothing loads it)."""
-    from verifier.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
+    from verifier.engine.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
 
     directory = tmp_path_factory.mktemp("fake-model")
     manifest = Manifest(

@@ -40,7 +40,7 @@ from verifier.assay.bootstrap import intervals
 from verifier.assay.labels import split_labelled
 from verifier.assay.metrics import outcomes
 from verifier.assay.recording import MissingScores, ScoreIdentity, read_scores, write_scores
-from verifier.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
+from verifier.engine.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
 from verifier.options import RuntimeOptions
 from verifier.scoring import Probabilities, RecordedScorer
 from verifier.types import ClaimVerificationConfig

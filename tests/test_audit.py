@@ -19,7 +19,7 @@ from verifier import (
     ScriptedScorer,
     SourceType,
 )
-from verifier.audit import canonical, configuration_sha256, evidence_sha256
+from verifier.decision.audit import canonical, configuration_sha256, evidence_sha256
 
 EVIDENCE = [
     ClaimEvidence(

@@ -116,8 +116,8 @@ class TestVariants:
     @pytest.mark.slow
     def test_build_records_gated_variants_and_the_engine_loads_them(self, variants_dir: Path) -> None:
         from verifier_export.variants import VariantGate, build_variants
-        from verifier.engine import OnnxScorer
-        from verifier.manifest import read_manifest, verify_files
+        from verifier.engine.scorer import OnnxScorer
+        from verifier.engine.manifest import read_manifest, verify_files
 
         # The tiny model (hidden 32, logits scaled far apart) loses more to int8 than
         # the default gate allows; the gate is the caller's to set, and is recorded.
@@ -158,7 +158,7 @@ class TestVariants:
         that passed. Now the passing one is recorded, the failing one is not, and the error says both."""
         from verifier_export.errors import ParityError
         from verifier_export.variants import VariantGate, build_variants
-        from verifier.manifest import read_manifest, verify_files
+        from verifier.engine.manifest import read_manifest, verify_files
 
         impossible = VariantGate(max_abs_logit_diff=1e-12, max_prob_diff=None, min_argmax_agreement=1.0)
         with pytest.raises(ParityError, match=re.escape("1 variant(s) failed their parity gate")) as caught:
@@ -442,7 +442,7 @@ class TestRealisticWorkload:
         assert make(40, mix=half).path_counts() == workload_c(40, mix=half).path_counts()
 
     def test_passages_are_one_to_three_sentences_and_claims_one(self) -> None:
-        from verifier.guards import has_negated_clause, split_segments
+        from verifier.decision.guards import has_negated_clause, split_segments
 
         from bench.workloads import workload_e
 
@@ -474,7 +474,7 @@ class TestRealisticWorkload:
     def test_token_lengths_with_the_real_tokenizer(self) -> None:
         """Median ~80 and max ~220 DeBERTa-v3 tokens per pair (premise + claim), the design of (e)."""
         from verifier_export.testmodels import real_tokenizer_dir
-        from verifier.tokenization import encode_pairs, load_tokenizer
+        from verifier.engine.tokenization import encode_pairs, load_tokenizer
 
         from bench.workloads import workload_e
 

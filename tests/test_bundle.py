@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import verifier.bundle
-from verifier.bundle import (
+import verifier.decision.bundle
+from verifier.decision.bundle import (
     CitationIndex,
     BundleCandidate,
     BundleClaimRequest,
@@ -326,7 +326,7 @@ def test_an_invisible_rendered_text_is_skipped_like_a_blank_one() -> None:
 
 
 def test_module_doctests() -> None:
-    results = doctest.testmod(verifier.bundle)
+    results = doctest.testmod(verifier.decision.bundle)
     assert results.attempted >= 5
     assert results.failed == 0
 

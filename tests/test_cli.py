@@ -14,9 +14,10 @@ from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
-from verifier import audit, cli
-from verifier.decision import ClaimVerifier
-from verifier.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
+from verifier import cli
+from verifier.decision import audit
+from verifier.claim_verifier import ClaimVerifier
+from verifier.engine.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
 from verifier.options import RuntimeOptions, available_cpus
 from verifier.scoring import ScriptedScorer
 from verifier.types import (
@@ -765,7 +766,7 @@ def tiny_run(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def test_e2e_jsonl_validates_and_is_deterministic(tiny_run: tuple[Path, Path], tiny_model_dir: Path) -> None:
     first, second = tiny_run
-    from verifier.manifest import read_manifest
+    from verifier.engine.manifest import read_manifest
 
     manifest = read_manifest(tiny_model_dir)
     inputs = rows_of(CLAIMS)
@@ -835,7 +836,7 @@ def test_e2e_error_paths(tiny_model_dir: Path, tmp_path: Path) -> None:
 def test_e2e_info(tiny_model_dir: Path) -> None:
     proc = run_cli("info", "--model-dir", str(tiny_model_dir), "--verify-files")
     assert proc.returncode == 0, proc.stderr
-    from verifier.manifest import read_manifest
+    from verifier.engine.manifest import read_manifest
 
     manifest = read_manifest(tiny_model_dir)
     assert proc.stdout.startswith("WARNING: random weights") is manifest.random_weights
@@ -876,10 +877,10 @@ def test_progress_bar_only_on_a_terminal(
 
 def test_e2e_cli_many_equals_one_by_one_on_tiny_model(tiny_run: tuple[Path, Path], tiny_model_dir: Path) -> None:
     """The CLI's batched verify_many output equals verify_sync claim by claim on the same ONNX model."""
-    from verifier.manifest import read_manifest
+    from verifier.engine.manifest import read_manifest
     from verifier.types import ClaimRequest
 
-    from verifier.engine import OnnxScorer
+    from verifier.engine.scorer import OnnxScorer
 
     manifest = read_manifest(tiny_model_dir)
     cli_results = results_of(tiny_run[0].read_text(encoding="utf-8"))

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from verifier import ClaimEvidence, ClaimVerificationError, ClaimVerifier
-from verifier.batching import BatchedLogits, EncodedPairs
-from verifier.coalesce import CoalescingScorer, ScorerBusy, ScorerClosed, ScorerTimeout
-from verifier.engine import OnnxScorer
+from verifier.engine.batching import BatchedLogits, EncodedPairs
+from verifier.engine.coalesce import CoalescingScorer, ScorerBusy, ScorerClosed, ScorerTimeout
+from verifier.engine.scorer import OnnxScorer
 from verifier.options import RuntimeOptions
 
 WORDS = "the launch moved to wednesday after a long review of every open issue by the whole release team".split()

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.engine import (
+from verifier.engine.scorer import (
     DEFAULT_PROVIDERS,
     GOLDEN_NAME,
     OUTPUT_LABELS,
@@ -36,10 +36,10 @@ from verifier.engine import (
     plan_batches,
     stable_softmax,
 )
-from verifier.golden import read_golden
-from verifier.manifest import MANIFEST_NAME, read_manifest, sha256_file
+from verifier.engine.golden import read_golden
+from verifier.engine.manifest import MANIFEST_NAME, read_manifest, sha256_file
 from verifier.options import MODEL_DIR_ENV, RuntimeOptions
-from verifier.tokenization import encode_pairs, load_tokenizer
+from verifier.engine.tokenization import encode_pairs, load_tokenizer
 from verifier.types import ClaimVerificationError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -217,11 +217,11 @@ class TestPlanBatches:
         """The docstring examples of the pure helpers are executable."""
         import doctest
 
-        import verifier.batching
-        import verifier.golden
+        import verifier.engine.batching
+        import verifier.engine.golden
         import verifier.validation
 
-        for module in (verifier.batching, verifier.golden, verifier.validation):
+        for module in (verifier.engine.batching, verifier.engine.golden, verifier.validation):
             result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
             assert result.failed == 0 and result.attempted >= 1, module.__name__
 
@@ -483,10 +483,10 @@ class TestStats:
 def test_scoring_never_imports_torch_or_transformers(tiny_model_dir: Path) -> None:
     script = f"""
 import json, sys
-import verifier, verifier.engine
+import verifier, verifier.engine.scorer
 lazy = [name for name in ("onnxruntime", "tokenizers") if name in sys.modules]
 from pathlib import Path
-from verifier.engine import OnnxScorer
+from verifier.engine.scorer import OnnxScorer
 probs = OnnxScorer(Path({str(tiny_model_dir)!r})).score([("The cat sat.", "A cat sat."), ("x", "y")])
 heavy = [name for name in ("torch", "transformers", "optimum") if name in sys.modules]
 print(json.dumps({{"lazy": lazy, "heavy": heavy, "shape": list(probs.shape),
@@ -511,7 +511,7 @@ class _CountingFactory:
         self._lock = threading.Lock()
 
     def __call__(self, model: Any, options: Any, *, providers: Any, where: str) -> Any:
-        from verifier.session import create_session
+        from verifier.engine.session import create_session
 
         with self._lock:
             self.loads += 1
@@ -755,7 +755,7 @@ class _StubSession:
         self.real: Any = None
 
     def __call__(self, model: Any, options: Any, *, providers: Any, where: str) -> "_StubSession":
-        from verifier.session import create_session
+        from verifier.engine.session import create_session
 
         self.real = create_session(model, options, providers=providers, where=where)
         return self

@@ -12,8 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
-from verifier.bundle import BundleClaimRequest, bundle_evidence
-from verifier.decision import ClaimVerifier
+from verifier.decision.bundle import BundleClaimRequest, bundle_evidence
+from verifier.claim_verifier import ClaimVerifier
 from verifier.options import RuntimeOptions
 from verifier.types import ClaimRequest, ClaimVerificationConfig, ClaimVerificationStatus
 

@@ -27,8 +27,8 @@ from verifier_export.onnx import read_labels  # noqa: E402
 from verifier_export.parity import GOLDEN_PAIRS, PairParity, ParityResult  # noqa: E402
 from verifier_export.pipeline import OFFLINE_HINT, export_model  # noqa: E402
 from verifier_export.recheck import verify_golden  # noqa: E402
-from verifier.manifest import NLI_LABELS, RANDOM_WEIGHTS_CONFIG_KEY, REQUIRED_FILES, read_manifest, sha256_file  # noqa: E402
-from verifier.tokenization import encode_pairs, load_tokenizer  # noqa: E402
+from verifier.engine.manifest import NLI_LABELS, RANDOM_WEIGHTS_CONFIG_KEY, REQUIRED_FILES, read_manifest, sha256_file  # noqa: E402
+from verifier.engine.tokenization import encode_pairs, load_tokenizer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

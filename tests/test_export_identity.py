@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("torch")
 
 from verifier import DEFAULT_MODEL, DEFAULT_REVISION, ClaimEvidence, ClaimVerifier  # noqa: E402
-from verifier.manifest import read_manifest  # noqa: E402
+from verifier.engine.manifest import read_manifest  # noqa: E402
 from verifier_export.errors import ExportError  # noqa: E402
 from verifier_export.identity import establish  # noqa: E402
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.guards import (
+from verifier.decision.guards import (
     PassageView,
     Provenance,
     concrete_values,
@@ -248,7 +248,7 @@ def test_localize_is_linear_in_claim_times_segments() -> None:
 
     Asserts the work done, not the time: the claim's modes are computed once per localize call.
     """
-    from verifier import guards
+    from verifier.decision import guards
 
     guards.speech_act_modes.cache_clear()
     claim = "The release shipped on Tuesday. " * 250

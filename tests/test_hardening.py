@@ -28,8 +28,8 @@ from verifier import (
     ScriptedScorer,
     validate_scores,
 )
-from verifier.guards import speech_act_modes
-from verifier.manifest import MANIFEST_NAME
+from verifier.decision.guards import speech_act_modes
+from verifier.engine.manifest import MANIFEST_NAME
 from verifier.options import InputLimits, available_cpus
 from verifier.validation import InputError
 

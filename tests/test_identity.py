@@ -15,7 +15,7 @@ from uuid import UUID
 import pytest
 
 from verifier import ClaimEvidence, ClaimVerificationConfig, ClaimVerificationError, ClaimVerifier, RuntimeOptions
-from verifier.manifest import read_manifest
+from verifier.engine.manifest import read_manifest
 from verifier.options import MODEL_DIR_ENV
 
 EVIDENCE = [ClaimEvidence(reference="m1", memory_id=UUID(int=1), text="The launch is Tuesday.")]

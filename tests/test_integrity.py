@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from verifier import ClaimVerificationError, OnnxScorer
-from verifier.manifest import MANIFEST_NAME, Manifest, check_file_name, read_manifest
-from verifier.model_directory import ModelDirectory
-from verifier.session import create_session
+from verifier.engine.manifest import MANIFEST_NAME, Manifest, check_file_name, read_manifest
+from verifier.engine.model_directory import ModelDirectory
+from verifier.engine.session import create_session
 
 PAIRS = [("The launch is Tuesday.", "The launch is on Tuesday."), ("a", "b")]
 

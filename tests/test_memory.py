@@ -7,7 +7,7 @@ import platform
 
 import pytest
 
-from verifier.session import release_free_heap
+from verifier.engine.session import release_free_heap
 
 psutil = pytest.importorskip("psutil")
 
@@ -44,8 +44,8 @@ def test_release_free_heap_returns_freed_pages_to_the_os() -> None:
 
 
 def _captured_options(model_dir, **kwargs):  # type: ignore[no-untyped-def]
-    from verifier.engine import OnnxScorer
-    from verifier.session import create_session
+    from verifier.engine.scorer import OnnxScorer
+    from verifier.engine.session import create_session
 
     seen = []
 
@@ -66,7 +66,7 @@ def test_engine_sets_the_arena_and_memory_pattern_on_purpose(tiny_model_dir) -> 
 
 
 def test_runtime_options_carry_the_memory_settings_to_the_engine(tiny_model_dir) -> None:  # type: ignore[no-untyped-def]
-    from verifier.engine import OnnxScorer
+    from verifier.engine.scorer import OnnxScorer
     from verifier.options import RuntimeOptions
 
     options = RuntimeOptions(model_dir=tiny_model_dir, enable_mem_pattern=True, enable_cpu_mem_arena=False)

@@ -31,8 +31,8 @@ import httpx  # noqa: E402
 import uvicorn  # noqa: E402
 
 from verifier import ClaimVerification, ClaimVerifier  # noqa: E402
-from verifier.bundle import ContextBundle  # noqa: E402
-from verifier.engine import OnnxScorer  # noqa: E402
+from verifier.decision.bundle import ContextBundle  # noqa: E402
+from verifier.engine.scorer import OnnxScorer  # noqa: E402
 from verifier.options import InputLimits, RuntimeOptions  # noqa: E402
 from verifier.serve import ServerSettings, create_app  # noqa: E402
 
@@ -386,7 +386,7 @@ def test_the_serve_subcommand_serves_and_stops_on_sigterm(tiny_model_dir: Path, 
 
 
 def test_import_verifier_stays_light() -> None:
-    code = ("import sys, verifier, verifier.coalesce; "
+    code = ("import sys, verifier, verifier.engine.coalesce; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('starlette', 'uvicorn', 'prometheus_client', 'httpx', 'onnxruntime'))))")
     out = subprocess.run([sys.executable, "-c", "import json; " + code], cwd=ROOT, capture_output=True, text=True,

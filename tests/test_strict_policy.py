@@ -313,7 +313,7 @@ def test_as_of_through_requests_and_bundles() -> None:
     )
     assert from_mapping.status.value == from_request.status.value == "insufficient"
     assert from_mapping.evaluation_id == from_request.evaluation_id
-    from verifier.bundle import BundleCandidate, ContextBundle
+    from verifier.decision.bundle import BundleCandidate, ContextBundle
 
     bundle = ContextBundle(
         rendered_context="[m1] The launch is Tuesday.",
@@ -360,7 +360,7 @@ def test_truncated_pairs_do_not_support_and_only_supports_are_asked() -> None:
 
 
 def test_onnx_scorer_reports_truncated_pairs(tiny_model_dir: Path) -> None:
-    from verifier.engine import OnnxScorer
+    from verifier.engine.scorer import OnnxScorer
 
     scorer = OnnxScorer(tiny_model_dir)
     assert scorer.truncated([]) == []

@@ -21,11 +21,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on first access
-    from .bundle import BundleCandidate, ContextBundle
-    from .check import CheckReport, check_result
-    from .decision import ClaimVerifier, EvidenceInput
-    from .engine import OnnxScorer
-    from .coalesce import CoalescingScorer, ScorerBusy
+    from .decision.bundle import BundleCandidate, ContextBundle
+    from .decision.check import CheckReport, check_result
+    from .claim_verifier import ClaimVerifier, EvidenceInput
+    from .engine.scorer import OnnxScorer
+    from .engine.coalesce import CoalescingScorer, ScorerBusy
     from .options import InputLimits, RuntimeOptions, default_model_dir
     from .scoring import RecordedScorer, Scorer, ScriptedScorer, validate_scores
     from .types import (
@@ -86,17 +86,17 @@ __all__ = [
 #: Public name -> submodule defining it. Names load on first access (PEP 562), so
 #: ``import verifier`` stays cheap for latency-sensitive callers.
 _LAZY = {
-    "BundleCandidate": "bundle",
-    "ContextBundle": "bundle",
-    "CheckReport": "check",
-    "check_result": "check",
-    "ClaimVerifier": "decision",
-    "EvidenceInput": "decision",
-    "OnnxScorer": "engine",
+    "BundleCandidate": "decision.bundle",
+    "ContextBundle": "decision.bundle",
+    "CheckReport": "decision.check",
+    "check_result": "decision.check",
+    "ClaimVerifier": "claim_verifier",
+    "EvidenceInput": "claim_verifier",
+    "OnnxScorer": "engine.scorer",
     "RuntimeOptions": "options",
     "InputLimits": "options",
-    "CoalescingScorer": "coalesce",
-    "ScorerBusy": "coalesce",
+    "CoalescingScorer": "engine.coalesce",
+    "ScorerBusy": "engine.coalesce",
     "StrictRuling": "types",
     "default_model_dir": "options",
     "RecordedScorer": "scoring",

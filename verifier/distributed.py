@@ -8,10 +8,10 @@ over a callable class, :class:`VerifyBatch`: each of ``workers`` actors
 (``compute=ActorPoolStrategy(size=workers)``, Ray 2.51+'s spelling of
 ``concurrency=workers``; ``num_cpus=threads_per_worker``) opens the model
 directory once, verifies its manifest (:meth:`ClaimVerifier.from_model_dir
-<verifier.decision.ClaimVerifier.from_model_dir>`, then the engine's own
+<verifier.claim_verifier.ClaimVerifier.from_model_dir>`, then the engine's own
 load, which re-hashes every file), runs onnxruntime with
 ``threads_per_worker`` intra-op threads and verifies one batch of rows per
-call with :meth:`~verifier.decision.ClaimVerifier.verify_many_sync`.
+call with :meth:`~verifier.claim_verifier.ClaimVerifier.verify_many_sync`.
 
 Rows are the ``verify`` input rows (docs: :mod:`verifier.cli.inputs`):
 evidence rows or bundle rows, each needing a string ``id``. Arrow, which
@@ -41,7 +41,7 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from .manifest import MANIFEST_NAME
+from .engine.manifest import MANIFEST_NAME
 from .options import RuntimeOptions
 from .types import ClaimVerificationConfig, ClaimVerificationError
 
@@ -90,7 +90,7 @@ class VerifyBatch:
         threads: int = 1,
         skip_invalid: bool = False,
     ) -> None:
-        from .decision import ClaimVerifier
+        from .claim_verifier import ClaimVerifier
 
         host = socket.gethostname()
         path = Path(model_dir)
@@ -171,7 +171,7 @@ def verify_dataset(
         model_dir: exported model directory, present at this path on every worker's node.
         config: decision configuration, used as is (``None``: the defaults, with
             ``model`` and ``revision`` from the directory's manifest, as
-            :meth:`~verifier.decision.ClaimVerifier.from_model_dir`).
+            :meth:`~verifier.claim_verifier.ClaimVerifier.from_model_dir`).
         runtime: runtime settings for each worker (threads are ``threads_per_worker``).
         workers: actors (a fixed-size actor pool), each loading the model once. Leave the
             cluster at least one CPU beyond ``workers * threads_per_worker`` for Ray's read

@@ -13,12 +13,22 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .batching import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS
 
 __all__ = [
     "RuntimeOptions", "InputLimits", "Schedule", "Padding", "PADDING_LAYOUTS", "default_model_dir", "available_cpus",
-    "MODEL_DIR_ENV",
+    "MODEL_DIR_ENV", "BATCH_OVERHEAD_TOKENS", "DEFAULT_MAX_BATCH_TOKENS",
 ]
+
+#: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`verifier.engine.batching.plan_batches`.
+#: Measured for the DeBERTa-v3-base configuration (onnxruntime 1.32, 2 CPU cores): a
+#: run's fixed cost (dispatch, relative-position projections) is ~7-20 tokens of work
+#: (``python -m bench tune``; figures in bench/results/final-2026-11-30.md).
+BATCH_OVERHEAD_TOKENS = 16.0
+#: Default token budget of one padded batch (rows x padded length). Measured on the
+#: DeBERTa-v3-base graphs with onnxruntime 1.32 on 2 cores (docs/performance.md):
+#: batches of 1-2k tokens run 1.1-1.35x faster per sequence than 8k-token batches at
+#: 32-192 tokens (their activations stay in the caches), and the arena grows less.
+DEFAULT_MAX_BATCH_TOKENS = 2048
 
 #: Environment variable naming the exported model directory to load by default.
 MODEL_DIR_ENV = "CLAIM_VERIFIER_MODEL_DIR"
@@ -87,13 +97,13 @@ class RuntimeOptions(BaseModel):
         graph_optimization_level: onnxruntime graph optimisation level at session creation.
         max_batch_tokens: token budget of one padded batch (batch rows x padded length).
         batch_overhead_tokens: cost of one onnxruntime run in padded-token units, used
-            by the batch planner (:data:`verifier.batching.BATCH_OVERHEAD_TOKENS`).
+            by the batch planner (:data:`verifier.engine.batching.BATCH_OVERHEAD_TOKENS`).
         session_config_entries: onnxruntime session config entries set at load,
             e.g. ``{"session.intra_op.allow_spinning": "0"}``.
         verify_golden: re-score ``golden.json`` at load and refuse a disagreeing model.
         enable_cpu_mem_arena: onnxruntime's CPU memory arena (default on).
         enable_mem_pattern: onnxruntime's memory-pattern planning (default off; both:
-            :func:`verifier.session.session_options`, docs/performance.md).
+            :func:`verifier.engine.session.session_options`, docs/performance.md).
         limits: size limits on each request (:class:`InputLimits`).
         score_timeout_s: deadline of one scorer call in seconds (``None``: none). A
             call past it raises ``ClaimVerificationError``; the scorer's thread

@@ -3,7 +3,7 @@
 A *scorer* is any object with ``score(pairs) -> ndarray (n, 3)`` returning
 (entailment, contradiction, neutral) probabilities for (premise, hypothesis)
 pairs, where the hypothesis is the claim. The ONNX engine
-(:class:`verifier.engine.OnnxScorer`) is one; :class:`ScriptedScorer` (fixed
+(:class:`verifier.engine.scorer.OnnxScorer`) is one; :class:`ScriptedScorer` (fixed
 scores, records what it was asked, like httpx's ``MockTransport``) and
 :class:`RecordedScorer` (replays scores recorded from real model runs) are the
 others shipped here.

@@ -3,7 +3,7 @@
 :func:`validate_request` turns one request (a :class:`~verifier.types.ClaimRequest`
 or a mapping with its fields) into a :class:`ValidRequest`: the claim stripped
 and non-empty, the evidence parsed, at most ``max_evidence`` passages, no
-repeated reference or memory id. :class:`~verifier.decision.ClaimVerifier`
+repeated reference or memory id. :class:`~verifier.claim_verifier.ClaimVerifier`
 accepts a :class:`ValidRequest` without checking it again, so the command line
 validates each input row once, up front, and names its line.
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from verifier.manifest import MANIFEST_NAME, Manifest
+from verifier.engine.manifest import MANIFEST_NAME, Manifest
 
 from .errors import ExportError, ManifestError
 from .manifest import verify_export_dir

@@ -19,7 +19,7 @@ checked depends on what the folder is (:func:`establish`):
 
 In every case the manifest records the claimed identity, how it was
 established, and the sha256 of the folder's config, weights and tokenizer
-files (:class:`verifier.manifest.IdentityRecord`), so an auditor can compare
+files (:class:`verifier.engine.manifest.IdentityRecord`), so an auditor can compare
 them with the digests the hub publishes.
 """
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from verifier.manifest import FileRecord, IdentityRecord, sha256_file
+from verifier.engine.manifest import FileRecord, IdentityRecord, sha256_file
 
 from .errors import ExportError
 

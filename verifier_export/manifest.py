@@ -1,14 +1,14 @@
 """Writing and verifying ``manifest.json``, and publishing an export atomically.
 
 :func:`verify_export_dir` checks an existing directory with the runtime's own
-code (:meth:`verifier.model_directory.ModelDirectory.open`) plus the checks
+code (:meth:`verifier.engine.model_directory.ModelDirectory.open`) plus the checks
 only an exporter makes. An export is written into a staging directory beside the target
 (``.<name>.partial-XXXXXX``) and renamed into place only after the parity gate
 passed and ``manifest.json`` was written last, so the target either does not
 exist or is a complete, verified export. On any failure the staging directory
 (and any parent directories this run created) are removed.
 
-The manifest schema itself lives in :mod:`verifier.manifest`, shared with the
+The manifest schema itself lives in :mod:`verifier.engine.manifest`, shared with the
 runtime; the directory format is docs/model-directory.md.
 """
 
@@ -26,14 +26,14 @@ from typing import Iterator, Sequence
 
 from pydantic import ValidationError
 
-from verifier.manifest import (
+from verifier.engine.manifest import (
     MANIFEST_NAME,
     REQUIRED_FILES,
     FileRecord,
     Manifest,
     sha256_file,
 )
-from verifier.model_directory import ModelDirectory
+from verifier.engine.model_directory import ModelDirectory
 from verifier.types import ClaimVerificationError
 from verifier.validation import describe_validation_error
 
@@ -110,7 +110,7 @@ def write_manifest(directory: Path, manifest: Manifest) -> Path:
 
 
 #: The runtime's words for a directory whose files differ from its manifest
-#: (:meth:`verifier.model_directory.ModelDirectory.read_verified`).
+#: (:meth:`verifier.engine.model_directory.ModelDirectory.read_verified`).
 _TAMPERED = "model directory {directory} does not match its manifest (tampered or incomplete; re-export it)"
 
 
@@ -142,14 +142,14 @@ def _manifest_error(directory: Path, exc: ClaimVerificationError) -> ManifestErr
 def open_export_dir(directory: Path) -> ModelDirectory:
     """Open an export directory as the runtime does, plus the exporter's own checks.
 
-    The runtime's checks (:meth:`verifier.model_directory.ModelDirectory.open`):
+    The runtime's checks (:meth:`verifier.engine.model_directory.ModelDirectory.open`):
     the manifest parses and names only plain relative files; it records the
     files the runtime reads; the labels are exactly
     contradiction/entailment/neutral and agree with the hashed
     ``config.json``; the recorded parity gate passed. Then the exporter's:
     every recorded file matches its sha256 and size
-    (:meth:`~verifier.model_directory.ModelDirectory.verify_all`, not only the
-    files a run reads), and every file of :data:`verifier.manifest.REQUIRED_FILES`
+    (:meth:`~verifier.engine.model_directory.ModelDirectory.verify_all`, not only the
+    files a run reads), and every file of :data:`verifier.engine.manifest.REQUIRED_FILES`
     is recorded.
 
     Raises:
@@ -176,7 +176,7 @@ def verify_export_dir(directory: Path) -> Manifest:
         directory: an exported model directory.
 
     Returns:
-        The verified :class:`~verifier.manifest.Manifest`.
+        The verified :class:`~verifier.engine.manifest.Manifest`.
 
     Raises:
         ManifestError: as :func:`open_export_dir`.

@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Literal, Optional
 
-from verifier.manifest import NLI_LABELS
+from verifier.engine.manifest import NLI_LABELS
 
 from .errors import ExportError, LabelError, one_line
 
@@ -148,7 +148,7 @@ def write_tokenizer_json(
     Copied byte for byte when the directory has one; otherwise converted from
     ``spm.model`` (or whatever slow-tokenizer files it has) by transformers'
     fast-tokenizer conversion and saved with padding and truncation cleared
-    (the runtime sets both, see :mod:`verifier.tokenization`).
+    (the runtime sets both, see :mod:`verifier.engine.tokenization`).
 
     Args:
         model_dir: the source Hugging Face directory.

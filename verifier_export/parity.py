@@ -5,7 +5,7 @@ At export, every pair of :data:`GOLDEN_PAIRS` is scored
 * by PyTorch (float32, one pair at a time, transformers fast-tokenizer ids) --
   the reference;
 * by onnxruntime on ids from the exported ``tokenizer.json`` configured by
-  :func:`verifier.tokenization.load_tokenizer` (exactly what the runtime
+  :func:`verifier.engine.tokenization.load_tokenizer` (exactly what the runtime
   feeds it), each pair alone *and* all pairs in one padded batch.
 
 The gate collects every failure, then decides once: it passes only when, for
@@ -15,7 +15,7 @@ ids, when the graph takes them) equal the transformers fast tokenizer's. A
 failure raises :class:`~verifier_export.errors.ParityError` carrying a table of the
 worst pairs; no manifest is written.
 
-The result carries the :class:`verifier.golden.Golden` to write as
+The result carries the :class:`verifier.engine.golden.Golden` to write as
 ``golden.json`` (format 1, docs/model-directory.md), which lets the torch-free
 runtime re-score the model; the exporter's own re-check of an existing
 directory is :mod:`verifier_export.recheck`.
@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from verifier.golden import Golden, GoldenRecord, softmax
-from verifier.manifest import ParityReport
-from verifier.session import create_session, session_options
-from verifier.tokenization import encode_pairs, load_tokenizer, pad_encodings
+from verifier.engine.golden import Golden, GoldenRecord, softmax
+from verifier.engine.manifest import ParityReport
+from verifier.engine.session import create_session, session_options
+from verifier.engine.tokenization import encode_pairs, load_tokenizer, pad_encodings
 
 from .errors import ParityError
 
@@ -194,7 +194,7 @@ class ParityResult:
         rows: one :class:`PairParity` per golden pair, in golden order.
         atol: the gate's max |Δlogit|.
         failures: every problem found, in pair order (empty when passed).
-        golden: what to write as ``golden.json`` (:func:`verifier.golden.write_golden`).
+        golden: what to write as ``golden.json`` (:func:`verifier.engine.golden.write_golden`).
     """
 
     rows: tuple[PairParity, ...]
@@ -270,7 +270,7 @@ def _max_abs(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _probabilities(logits: np.ndarray) -> np.ndarray:
-    """:func:`verifier.golden.softmax` of one row of logits."""
+    """:func:`verifier.engine.golden.softmax` of one row of logits."""
     row: np.ndarray = softmax(np.asarray(logits)[None, :])[0]
     return row
 
@@ -302,8 +302,8 @@ def run_parity(
     PyTorch gets the transformers fast tokenizer's ids (``truncation=True``,
     i.e. ``longest_first``, at ``max_length``), one pair at a time, restricted
     to the graph's ``inputs``. onnxruntime gets ids from ``tokenizer_json`` via
-    :func:`verifier.tokenization.load_tokenizer` and
-    :func:`~verifier.tokenization.pad_encodings` (int64, shape (batch, length)),
+    :func:`verifier.engine.tokenization.load_tokenizer` and
+    :func:`~verifier.engine.tokenization.pad_encodings` (int64, shape (batch, length)),
     each pair alone and all pairs in one batch padded to the longest.
 
     Args:

@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional, Sequence
 
-from verifier.golden import GOLDEN_NAME, write_golden
-from verifier.manifest import (
+from verifier.engine.golden import GOLDEN_NAME, write_golden
+from verifier.engine.manifest import (
     CONFIG_NAME,
     RANDOM_WEIGHTS_CONFIG_KEY,
     REQUIRED_FILES,
@@ -380,7 +380,7 @@ def export_model(
             plain folder).
 
     A source whose ``config.json`` carries
-    :data:`verifier.manifest.RANDOM_WEIGHTS_CONFIG_KEY` (every seeded test
+    :data:`verifier.engine.manifest.RANDOM_WEIGHTS_CONFIG_KEY` (every seeded test
     model does) is recorded with ``random_weights=True``.
 
     Returns:

@@ -5,19 +5,19 @@ Used when the exporter is re-run on an existing directory
 :func:`verifier_export.variants.build_variants` builds. Both go through
 :func:`compare_golden`:
 
-1. ``golden.json`` is parsed by :func:`verifier.golden.read_golden` and its
+1. ``golden.json`` is parsed by :func:`verifier.engine.golden.read_golden` and its
    logits taken in the manifest's label order;
 2. every pair is re-tokenized with the directory's ``tokenizer.json`` as the
-   runtime configures it (:func:`verifier.tokenization.load_tokenizer` at the
+   runtime configures it (:func:`verifier.engine.tokenization.load_tokenizer` at the
    manifest's ``max_length``);
-3. the ONNX file, in a session from :func:`verifier.session.create_session`,
+3. the ONNX file, in a session from :func:`verifier.engine.session.create_session`,
    scores each pair alone and all pairs in one padded batch;
-4. :func:`verifier.golden.compare_to_golden` compares both runs with the
+4. :func:`verifier.engine.golden.compare_to_golden` compares both runs with the
    recorded PyTorch logits and the recorded token ids.
 
 Nothing is decided there: callers ask the returned
-:class:`~verifier.golden.GoldenComparison` for *every* failure against their
-gate (:meth:`~verifier.golden.GoldenComparison.failures`) and decide once.
+:class:`~verifier.engine.golden.GoldenComparison` for *every* failure against their
+gate (:meth:`~verifier.engine.golden.GoldenComparison.failures`) and decide once.
 The format is described in docs/model-directory.md.
 """
 
@@ -28,7 +28,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from verifier.golden import (
+from verifier.engine.golden import (
     DEFAULT_GOLDEN_ATOL,
     GOLDEN_NAME,
     Golden,
@@ -37,9 +37,9 @@ from verifier.golden import (
     compare_to_golden,
     read_golden,
 )
-from verifier.manifest import TOKENIZER_NAME, Manifest
-from verifier.session import create_session, session_options
-from verifier.tokenization import encode_pairs, load_tokenizer, pad_encodings
+from verifier.engine.manifest import TOKENIZER_NAME, Manifest
+from verifier.engine.session import create_session, session_options
+from verifier.engine.tokenization import encode_pairs, load_tokenizer, pad_encodings
 
 from .errors import ExportError, ManifestError, one_line
 from .manifest import verify_export_dir

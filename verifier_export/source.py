@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
 
-from verifier.manifest import IdentityRecord
+from verifier.engine.manifest import IdentityRecord
 from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 
 from .errors import DownloadError, ExportError, one_line

@@ -1,7 +1,7 @@
 """Assays: measure a decision configuration (policies, thresholds) on your own labelled claims (docs/assay.md).
 
 Decision side: pure Python and numpy. The ONNX engine is reached only through
-a scorer handed in by the caller (a :class:`~verifier.decision.ClaimVerifier`
+a scorer handed in by the caller (a :class:`~verifier.claim_verifier.ClaimVerifier`
 builds it lazily), never imported here; matplotlib is imported only when
 figures are drawn.
 

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-from .. import audit
+from ..decision import audit
 from ..types import ClaimVerificationConfig
 from .constraints import parse_constraint
 from .runner import AssayPlan

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .. import audit
+from ..decision import audit
 from ..types import ClaimVerification
 from .labels import LABELS
 from .metrics import METRICS

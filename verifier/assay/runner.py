@@ -1,6 +1,6 @@
 """One assay: the main evaluation, per-category metrics, bootstrap intervals, the sweep and the gates.
 
-:func:`run_assay` drives :class:`~verifier.decision.ClaimVerifier` over the
+:func:`run_assay` drives :class:`~verifier.claim_verifier.ClaimVerifier` over the
 cohort for the plan's configuration and for every sweep configuration, all
 through one :class:`~verifier.assay.recording.RecordingScorer`, so every
 (premise, hypothesis) pair is scored at most once and the record holds every
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from .. import audit
+from ..decision import audit
 from ..options import RuntimeOptions
 from ..types import ClaimVerification, ClaimVerificationConfig
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, intervals
@@ -81,7 +81,7 @@ def _cohort(claims: Sequence[LabelledClaim], statuses: Sequence[str], plan: Assa
 
 def _verify(config: ClaimVerificationConfig, claims: Sequence[LabelledClaim], scorer: RecordingScorer,
             runtime: Optional[RuntimeOptions]) -> list[ClaimVerification]:
-    from ..decision import ClaimVerifier  # lazy: importing verifier.cli stays cheap
+    from ..claim_verifier import ClaimVerifier  # lazy: importing verifier.cli stays cheap
 
     verifier = ClaimVerifier(config, scorer=scorer, runtime=runtime)
     return verifier.verify_many_sync([claim.request for claim in claims])
@@ -187,7 +187,7 @@ def count_missing(claims: Sequence[LabelledClaim], plan: AssayPlan, scorer: Reco
         plan.config, plan.entailment_thresholds, plan.contradiction_thresholds,
         plan.entailment_policies, plan.refutation_policies,
     )]
-    from ..decision import ClaimVerifier
+    from ..claim_verifier import ClaimVerifier
 
     missing: set[tuple[str, str]] = set()
     needing: set[int] = set()

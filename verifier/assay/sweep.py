@@ -2,7 +2,7 @@
 
 Every combination of an entailment policy, a refutation policy, an
 entailment threshold and a contradiction threshold is run through the whole
-decision procedure on the cohort (the same :class:`~verifier.decision.ClaimVerifier`
+decision procedure on the cohort (the same :class:`~verifier.claim_verifier.ClaimVerifier`
 code, a different configuration), and its support metrics form one row.
 The *best* row is the one that satisfies every target and has the highest
 ``optimize`` metric; ties go to the lower false-support rate, then the higher

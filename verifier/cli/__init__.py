@@ -51,7 +51,7 @@ Usage::
 Input format
 ------------
 JSON Lines of evidence rows (:class:`~verifier.types.ClaimRequest`) and
-bundle rows (:class:`~verifier.bundle.BundleClaimRequest`, any row with a
+bundle rows (:class:`~verifier.decision.bundle.BundleClaimRequest`, any row with a
 ``bundle`` key), or a whole ``.json`` file holding one such object or an
 array of them; see :mod:`verifier.cli.inputs` for the full format. Every row
 is validated once (docs/decision.md §2) before any model work; an invalid row
@@ -125,7 +125,7 @@ from .inputs import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from ..decision import ClaimVerifier
+    from ..claim_verifier import ClaimVerifier
     from ..options import RuntimeOptions
     from ..types import ClaimVerificationConfig
 

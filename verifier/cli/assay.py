@@ -42,7 +42,7 @@ from ..assay.registration import check_registration, create_registration, file_s
 from ..assay.report import assemble, write_report
 from ..assay.runner import AssayPlan, count_missing, run_assay
 from ..assay.sweep import entailment_policies, parse_grid, refutation_policies
-from ..manifest import MANIFEST_NAME
+from ..engine.manifest import MANIFEST_NAME
 from ..options import InputLimits
 from ..types import ClaimVerificationConfig, EntailmentPolicy, RefutationPolicy
 from .common import Context, add_limits, add_model_dir, int_range, prepare, threads, threshold

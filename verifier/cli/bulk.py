@@ -42,7 +42,7 @@ from typing import IO, Iterator, Optional
 
 import numpy as np
 
-from ..audit import configuration_sha256
+from ..decision.audit import configuration_sha256
 from ..types import ClaimVerification, ClaimVerificationConfig, ClaimVerificationStatus
 from ..validation import ValidRequest
 from .errors import Failure, UsageError

@@ -6,7 +6,7 @@ Usage::
 
 Each line of ``RESULTS`` is one :class:`~verifier.types.ClaimVerification`
 as ``verify`` writes it. Every record is checked with
-:func:`verifier.check.check_result`: ``claim_sha256``, ``evaluation_id`` and
+:func:`verifier.decision.check.check_result`: ``claim_sha256``, ``evaluation_id`` and
 ``result_sha256`` are recomputed from the record's own fields (an edited
 status, group, score or claim no longer matches), and the status must agree
 with the groups. A problem is reported as ``RESULTS line N: <what>``; a
@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional
 
-from ..check import check_result
+from ..decision.check import check_result
 from ..options import InputLimits
 from .common import Context, add_limits
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
 from pydantic import ValidationError
 
 from ..argtypes import float_range, int_range
-from ..manifest import MANIFEST_NAME, Manifest, read_manifest
-from ..identity import where
+from ..engine.manifest import MANIFEST_NAME, Manifest, read_manifest
+from ..engine.identity import where
 from ..options import MODEL_DIR_ENV, InputLimits, RuntimeOptions, available_cpus
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION, ClaimVerificationConfig
 from ..validation import ValidRequest
@@ -55,7 +55,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from ..decision import ClaimVerifier
+    from ..claim_verifier import ClaimVerifier
 
 __all__ = [
     "Subcommand",
@@ -83,10 +83,10 @@ VerifierFactory = Callable[[ClaimVerificationConfig, RuntimeOptions], "ClaimVeri
 def make_verifier(config: ClaimVerificationConfig, runtime: RuntimeOptions) -> "ClaimVerifier":
     """The default :data:`VerifierFactory`: ``ClaimVerifier(config, runtime=runtime)``.
 
-    :mod:`verifier.decision` is imported here, not at import time, so that
+    :mod:`verifier.claim_verifier` is imported here, not at import time, so that
     ``import verifier.cli`` stays cheap.
     """
-    from ..decision import ClaimVerifier
+    from ..claim_verifier import ClaimVerifier
 
     return ClaimVerifier(config, runtime=runtime)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional
 
-from ..manifest import verify_files
+from ..engine.manifest import verify_files
 from ..options import RuntimeOptions
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION
 from .common import Context, add_model_dir, load_manifest, missing_model_message

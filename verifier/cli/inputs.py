@@ -18,7 +18,7 @@ line numbers counted from 1 over all lines. Two kinds of row may be mixed:
   of :class:`~verifier.types.ClaimEvidence`;
 
 * a bundle row (any row with a ``bundle`` key), validated as
-  :class:`~verifier.bundle.BundleClaimRequest`::
+  :class:`~verifier.decision.bundle.BundleClaimRequest`::
 
       {"id": "launch-2", "claim": "The launch is Tuesday.",
        "bundle": {"rendered_context": "[M1] The launch moved to Wednesday.",
@@ -26,7 +26,7 @@ line numbers counted from 1 over all lines. Two kinds of row may be mixed:
                                   "rendered_text": "The launch moved to Wednesday."}]},
        "evidence_refs": ["M1"]}
 
-  whose evidence is :func:`verifier.bundle.bundle_evidence` of the bundle
+  whose evidence is :func:`verifier.decision.bundle.bundle_evidence` of the bundle
   (docs/decision.md §7: rendered text of cited candidates only).
 
 A file whose name ends in ``.json`` is read whole instead: one such object
@@ -66,7 +66,7 @@ from typing import IO, Any, Iterator, Optional, Sequence, Union
 
 from pydantic import ValidationError
 
-from ..bundle import BundleClaimRequest, bundle_evidence
+from ..decision.bundle import BundleClaimRequest, bundle_evidence
 from ..options import InputLimits
 from ..types import ClaimVerificationConfig
 from ..validation import InputError, ValidRequest, validate_request

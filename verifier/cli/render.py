@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..manifest import Manifest
+from ..engine.manifest import Manifest
 from ..types import ClaimEvidence, ClaimVerification, ClaimVerificationStatus
 
 __all__ = ["RunSummary", "format_result", "format_manifest", "format_summary"]

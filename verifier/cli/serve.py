@@ -7,7 +7,7 @@ import logging
 from typing import Optional
 
 from ..argtypes import int_range, positive_float
-from ..coalesce import DEFAULT_MAX_QUEUE_PAIRS, DEFAULT_MAX_WAIT_MS
+from ..engine.coalesce import DEFAULT_MAX_QUEUE_PAIRS, DEFAULT_MAX_WAIT_MS
 from ..options import InputLimits, RuntimeOptions
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION
 from .common import Context, add_model_dir, build_config, load_manifest, missing_model_message, threads

@@ -69,7 +69,7 @@ from .output import STDOUT, Destination, check_destination, check_output_paths, 
 from .render import RunSummary, format_result, format_summary
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from ..decision import ClaimVerifier
+    from ..claim_verifier import ClaimVerifier
 
 __all__ = ["add_parser", "run"]
 

@@ -11,6 +11,7 @@ middleware, lifespan), :mod:`~verifier.serve.routes` (the endpoints),
 
 from __future__ import annotations
 
-from .app import ServerSettings, Service, create_app
+from .app import create_app
+from .service import ServerSettings, Service
 
 __all__ = ["ServerSettings", "Service", "create_app"]

@@ -1,6 +1,6 @@
 """Prometheus metrics of the server, on a registry of its own (several servers may share a process).
 
-:class:`Metrics` is also the :class:`verifier.coalesce.CoalescerObserver` of the
+:class:`Metrics` is also the :class:`verifier.engine.coalesce.CoalescerObserver` of the
 server's scorer: queue wait, tokenization and inference are timed separately,
 and every pass reports its rows, tokens and padding.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import CONTENT_TYPE_LATEST as _CONTENT_TYPE
 
-from ..coalesce import PassReport
+from ..engine.coalesce import PassReport
 
 __all__ = ["Metrics", "CONTENT_TYPE"]
 

@@ -21,12 +21,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
-from ..bundle import BundleClaimRequest, bundle_evidence
-from ..coalesce import ScorerBusy, ScorerClosed, ScorerTimeout
-from ..model_directory import OUTPUT_LABELS
+from ..decision.bundle import BundleClaimRequest, bundle_evidence
+from ..engine.coalesce import ScorerBusy, ScorerClosed, ScorerTimeout
+from ..engine.model_directory import OUTPUT_LABELS
 from ..types import ClaimRequest, ClaimVerification, ClaimVerificationError
 from ..validation import ValidRequest, validate_request
-from .app import Service
+from .service import Service
 from .auth import check_bearer
 from .errors import ApiError, error_response, input_problem
 from .metrics import CONTENT_TYPE
@@ -136,7 +136,7 @@ async def verify_batch(request: Request) -> Response:
 
 
 async def verify_bundle(request: Request) -> Response:
-    """``POST /v1/verify/bundle``: a :class:`~verifier.bundle.BundleClaimRequest` → its ``ClaimVerification``."""
+    """``POST /v1/verify/bundle``: a :class:`~verifier.decision.bundle.BundleClaimRequest` → its ``ClaimVerification``."""
     service = _service(request)
     body = await _json_body(request, service)
     verifier = service.require_ready()

@@ -6,7 +6,7 @@ suite, ``python -m export --smoke`` (through a function-level import in
 no real weights are reachable offline. Every builder writes an ordinary
 Hugging Face model directory (``config.json``, ``model.safetensors``,
 tokenizer files) that ``python -m export --model <dir>`` exports like any
-downloaded revision, with :data:`verifier.manifest.RANDOM_WEIGHTS_CONFIG_KEY`
+downloaded revision, with :data:`verifier.engine.manifest.RANDOM_WEIGHTS_CONFIG_KEY`
 set in ``config.json`` so the export and the runtime flag it as random.
 
 Builders:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from verifier.manifest import RANDOM_WEIGHTS_CONFIG_KEY
+from verifier.engine.manifest import RANDOM_WEIGHTS_CONFIG_KEY
 
 from . import common
 

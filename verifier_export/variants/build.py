@@ -16,14 +16,14 @@ import time
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from verifier.manifest import (
+from verifier.engine.manifest import (
     FileRecord,
     Manifest,
     ParityReport,
     VariantRecord,
     sha256_file,
 )
-from verifier.session import create_session, session_options
+from verifier.engine.session import create_session, session_options
 
 from ..errors import ExportError, ParityError
 from ..manifest import open_export_dir, verify_export_dir, write_manifest
@@ -50,7 +50,7 @@ def variant_parity(model_dir: Path, onnx_file: str, *, manifest: Optional[Manife
         manifest: the directory's verified manifest (verified here when ``None``).
 
     Returns:
-        A :class:`~verifier.manifest.ParityReport` with ``passed=True`` and no
+        A :class:`~verifier.engine.manifest.ParityReport` with ``passed=True`` and no
         gate fields; :class:`~verifier_export.variants.VariantGate` judges it in
         :func:`build_variants`.
 

@@ -1,9 +1,9 @@
 """What a variant is, the gate it must pass, and the reports :func:`~verifier_export.variants.build_variants` returns.
 
-A :class:`VariantGate` judges a :class:`~verifier.golden.GoldenComparison`
+A :class:`VariantGate` judges a :class:`~verifier.engine.golden.GoldenComparison`
 (the variant's logits against the PyTorch float32 golden logits, from
 :func:`verifier_export.recheck.compare_golden`) through
-:meth:`~verifier.golden.GoldenComparison.failures`, the same collector the
+:meth:`~verifier.engine.golden.GoldenComparison.failures`, the same collector the
 runtime's golden re-check uses: every failure is listed before anyone decides.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Mapping, Optional
 
-from verifier.golden import GoldenComparison
-from verifier.manifest import Manifest, ParityReport
+from verifier.engine.golden import GoldenComparison
+from verifier.engine.manifest import Manifest, ParityReport
 
 __all__ = [
     "VariantName",
@@ -67,7 +67,7 @@ class VariantGate:
 
     def failures(self, comparison: GoldenComparison) -> list[str]:
         """Every way ``comparison`` misses this gate (empty when it passes): changed token
-        ids, non-finite logits, and each bound (:meth:`verifier.golden.GoldenComparison.failures`)."""
+        ids, non-finite logits, and each bound (:meth:`verifier.engine.golden.GoldenComparison.failures`)."""
         return comparison.failures(
             atol=self.max_abs_logit_diff,
             max_prob_diff=self.max_prob_diff,

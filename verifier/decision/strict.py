@@ -1,7 +1,7 @@
 """The strict policy (docs/policy.md): vetoes and corroborated additions on top of the reference decisions.
 
 The strict policy never scores anything itself and never makes a recheck of
-its own: :mod:`verifier.procedure` runs the reference procedure (the
+its own: :mod:`verifier.decision.procedure` runs the reference procedure (the
 ``speech_act_guarded`` and ``explicit_corroboration`` decisions, with the same
 model calls and the same staging), and :func:`decide` then
 
@@ -48,7 +48,7 @@ from .strict_text import (
     strict_tokens,
     values_conflict,
 )
-from .types import ClaimEvidence, ClaimVerificationError, LifecycleState
+from ..types import ClaimEvidence, ClaimVerificationError, LifecycleState
 
 __all__ = [
     "Support",

@@ -1,6 +1,6 @@
 """Coalescing scorer: pairs from concurrent callers merged into shared, length-sorted, token-budgeted passes.
 
-:class:`CoalescingScorer` wraps an :class:`verifier.engine.OnnxScorer` (or
+:class:`CoalescingScorer` wraps an :class:`verifier.engine.scorer.OnnxScorer` (or
 anything with its ``encode`` / ``score_encoded`` methods) and is itself a
 scorer (``score(pairs) -> ndarray (n, 3)``), so
 ``ClaimVerifier(scorer=CoalescingScorer(engine))`` works, and so does
@@ -48,7 +48,7 @@ from typing import Any, Optional, Protocol, Sequence
 import numpy as np
 
 from .batching import BatchedLogits, EncodedPairs
-from .types import ClaimVerificationError
+from ..types import ClaimVerificationError
 
 __all__ = [
     "EngineProxy",
@@ -161,7 +161,7 @@ class CoalescingScorer(EngineProxy):
     """A scorer that merges concurrent callers' pairs into shared passes of one inference worker thread.
 
     Args:
-        engine: an :class:`~verifier.engine.OnnxScorer` (``encode`` and ``score_encoded``).
+        engine: an :class:`~verifier.engine.scorer.OnnxScorer` (``encode`` and ``score_encoded``).
         max_batch_tokens: a pass starts as soon as the queued calls hold this many
             tokens (default 8192, the engine's default budget); the engine cuts each
             pass into its own token-budgeted batches.

@@ -6,7 +6,7 @@ The procedure is written once, as a generator (:meth:`Verification.run`) that
 :class:`~verifier.types.ClaimVerification`. :class:`Running` drives one
 generator (with the eager schedule's cache of premises scored ahead of need),
 and :class:`Round` is one scorer call's worth of work over many running
-procedures. :class:`verifier.decision.ClaimVerifier` decides how rounds are
+procedures. :class:`verifier.claim_verifier.ClaimVerifier` decides how rounds are
 scored (sync, async, many claims at once), never what is decided.
 
 This module never imports onnxruntime and never calls a scorer itself.
@@ -24,7 +24,7 @@ import numpy as np
 
 from . import audit, strict
 from .guards import PassageView, Provenance, entailment_guard, exact_negation, join_premise, localize, refutation_guard
-from .types import (
+from ..types import (
     SCHEMA_VERSION,
     STRICT_SCHEMA_VERSION,
     ClaimEvidence,
@@ -285,7 +285,7 @@ class Verification:
     def _strict(
         self, stages: Sequence[_Stage], supports: list[_Support], refutations: list[_Refutation]
     ) -> tuple[list[_Support], list[_Refutation], tuple[StrictRuling, ...]]:
-        """The strict policy over the reference decisions (docs/policy.md; :func:`verifier.strict.decide`)."""
+        """The strict policy over the reference decisions (docs/policy.md; :func:`verifier.decision.strict.decide`)."""
         config = self.config
         outcome = strict.decide(
             self.claim,

@@ -32,8 +32,8 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from pydantic import ValidationError
 
 from . import audit
-from .messages import describe_validation_error
-from .types import (
+from ..messages import describe_validation_error
+from ..types import (
     SCHEMA_VERSION,
     STRICT_SCHEMA_VERSION,
     ClaimEvidence,

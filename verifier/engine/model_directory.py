@@ -47,8 +47,8 @@ from .manifest import (
     resolve_inside,
     verify_files,
 )
-from .messages import one_line
-from .types import ClaimVerificationError
+from ..messages import one_line
+from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tokenizers import Tokenizer  # type: ignore[import-untyped,unused-ignore]
@@ -333,7 +333,7 @@ class ModelDirectory:
         return verify_files(self.path, self.manifest)
 
     def load_tokenizer(self) -> "Tokenizer":
-        """The verified ``tokenizer.json`` with the runtime settings (:func:`verifier.tokenization.load_tokenizer`).
+        """The verified ``tokenizer.json`` with the runtime settings (:func:`verifier.engine.tokenization.load_tokenizer`).
 
         Raises:
             ClaimVerificationError: the file is not verified or cannot be parsed.

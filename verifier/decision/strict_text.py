@@ -1,6 +1,6 @@
 """Text analysis of the strict policy (docs/policy.md): normalisation, scoped hedges, negation scope, values.
 
-Pure functions of text, like :mod:`verifier.guards`, and never used by the
+Pure functions of text, like :mod:`verifier.decision.guards`, and never used by the
 reference policies. Every pattern is compiled once and has no nested
 quantifiers, so each function runs in time linear in its input.
 

@@ -9,7 +9,7 @@ both the same way, here:
 2. If that directory has a manifest and the caller did not name a model or
    revision (``ClaimVerificationConfig`` fields left at their defaults, or
    ``--model``/``--revision`` not given), the configuration's ``model`` and
-   ``revision`` become the manifest's (:attr:`verifier.manifest.Manifest.revision`),
+   ``revision`` become the manifest's (:attr:`verifier.engine.manifest.Manifest.revision`),
    so results name the model that actually runs.
 3. If the caller did name them, the manifest must agree (model equal; the
    revision one of its requested revision, resolved commit or
@@ -20,7 +20,7 @@ both the same way, here:
    call fails with the message saying how to create the directory.
 
 The files themselves are verified when the model loads
-(:meth:`verifier.model_directory.ModelDirectory.open`).
+(:meth:`verifier.engine.model_directory.ModelDirectory.open`).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from typing import Optional
 from pydantic import ValidationError
 
 from .manifest import MANIFEST_NAME, Manifest
-from .messages import describe_validation_error
-from .options import RuntimeOptions
-from .types import ClaimVerificationConfig, ClaimVerificationError
+from ..messages import describe_validation_error
+from ..options import RuntimeOptions
+from ..types import ClaimVerificationConfig, ClaimVerificationError
 
 __all__ = ["Resolved", "read_manifest_if_present", "resolve", "where"]
 

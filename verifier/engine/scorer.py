@@ -12,14 +12,14 @@ onnxruntime/tokenizers are imported only when the model is first needed, so
 Pipeline of one :meth:`OnnxScorer.score` call::
 
     pairs ─▶ validate ─▶ tokenize all at once (Rust, truncation longest_first)
-          ─▶ sort by token length ─▶ batches bounded by a token budget   (verifier.batching)
-          ─▶ pad each batch to its own longest (int64) ─▶ onnxruntime   (verifier.session)
-          ─▶ check shape / finiteness ─▶ stable softmax (float64)       (verifier.golden.softmax)
+          ─▶ sort by token length ─▶ batches bounded by a token budget   (verifier.engine.batching)
+          ─▶ pad each batch to its own longest (int64) ─▶ onnxruntime   (verifier.engine.session)
+          ─▶ check shape / finiteness ─▶ stable softmax (float64)       (verifier.engine.golden.softmax)
           ─▶ columns to (entailment, contradiction, neutral) ─▶ caller order
 
 The model directory is opened and verified by
-:meth:`verifier.model_directory.ModelDirectory.open`; the loaded state (files,
-tokenizer, session, graph I/O) is a :class:`verifier.loaded.LoadedModel`.
+:meth:`verifier.engine.model_directory.ModelDirectory.open`; the loaded state (files,
+tokenizer, session, graph I/O) is a :class:`verifier.engine.loaded.LoadedModel`.
 
 Exceptions::
 
@@ -53,8 +53,8 @@ from .golden import softmax as stable_softmax
 from .loaded import BatchSettings, LoadedModel, SessionFactory, SessionSettings
 from .manifest import Manifest
 from .model_directory import OUTPUT_LABELS
-from .engine_args import check_engine_arguments, validate_pairs
-from .options import PADDING_LAYOUTS, RuntimeOptions
+from .args import check_engine_arguments, validate_pairs
+from ..options import PADDING_LAYOUTS, RuntimeOptions
 from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
 
 __all__ = [
@@ -70,7 +70,7 @@ __all__ = [
     "stable_softmax",
 ]
 
-_LOG = logging.getLogger(__name__)
+_LOG = logging.getLogger("verifier.engine")
 
 
 class OnnxScorer:
@@ -106,9 +106,9 @@ class OnnxScorer:
         session_factory: makes the inference session from the verified model file
             (see :data:`SessionFactory`; e.g. to wrap or instrument onnxruntime's).
         enable_cpu_mem_arena: onnxruntime's CPU memory arena (default on; off
-            costs memory and speed, see :func:`verifier.session.session_options`).
+            costs memory and speed, see :func:`verifier.engine.session.session_options`).
         enable_mem_pattern: onnxruntime's memory-pattern planning (default off:
-            the engine's batch shapes vary; see :func:`verifier.session.session_options`).
+            the engine's batch shapes vary; see :func:`verifier.engine.session.session_options`).
         padding: ``"batched"`` (length-sorted padded batches) or ``"none"`` (each pair
             runs alone, unpadded: bit-identical under any load even for graphs whose
             results depend on the batch, e.g. dynamic int8; see docs/serving.md).

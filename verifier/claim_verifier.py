@@ -1,6 +1,6 @@
 """The public :class:`ClaimVerifier`: it drives the staged procedure and owns the scorer.
 
-The procedure itself (docs/decision.md §3) lives in :mod:`verifier.procedure`,
+The procedure itself (docs/decision.md §3) lives in :mod:`verifier.decision.procedure`,
 as a generator that yields the premises it needs scored. This module decides
 how that model work is batched, never what is decided:
 
@@ -38,9 +38,9 @@ from typing import (
 
 import numpy as np
 
-from .identity import read_manifest_if_present, resolve, where
+from .engine.identity import read_manifest_if_present, resolve, where
 from .options import RuntimeOptions
-from .procedure import Round, Running, Verification
+from .decision.procedure import Round, Running, Verification
 from .scoring import Scorer, validate_scores
 from .types import (
     ClaimEvidence,
@@ -59,7 +59,7 @@ from .validation import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .bundle import ContextBundle
+    from .decision.bundle import ContextBundle
 
 __all__ = ["ClaimVerifier", "EvidenceInput", "RequestInput"]
 
@@ -105,10 +105,10 @@ class ClaimVerifier:
         config: the decision configuration (digested); defaults to
             :class:`ClaimVerificationConfig` ``()``.
         scorer: any :class:`verifier.scoring.Scorer`. Without one, the ONNX
-            engine (:class:`verifier.engine.OnnxScorer`) for ``runtime`` is
+            engine (:class:`verifier.engine.scorer.OnnxScorer`) for ``runtime`` is
             created lazily, once, on the first verification that needs the model;
             its directory and the identity results name are resolved at
-            construction (:mod:`verifier.identity`): a manifest in the directory
+            construction (:mod:`verifier.engine.identity`): a manifest in the directory
             supplies ``model`` and ``revision`` unless ``config`` sets them, in
             which case they must match it.
         runtime: runtime settings (model directory, threads, providers,
@@ -141,7 +141,7 @@ class ClaimVerifier:
         runtime: Optional[RuntimeOptions] = None,
     ) -> None:
         runtime = runtime if runtime is not None else RuntimeOptions()
-        if scorer is None:  # the ONNX engine: resolve its directory and identity now (verifier.identity)
+        if scorer is None:  # the ONNX engine: resolve its directory and identity now (verifier.engine.identity)
             resolved = resolve(config, runtime)
             self.config, self.runtime = resolved.config, resolved.runtime
         else:
@@ -164,7 +164,7 @@ class ClaimVerifier:
         """A verifier for an exported model directory, named as its manifest names it.
 
         The configuration's ``model`` and ``revision`` are taken from the
-        directory's ``manifest.json`` (:attr:`verifier.manifest.Manifest.revision`:
+        directory's ``manifest.json`` (:attr:`verifier.engine.manifest.Manifest.revision`:
         requested revision, else resolved commit, else ``sha256:<model file>``);
         every other decision field comes from ``config``. Nothing heavy is loaded
         until the first verification that needs the model.
@@ -183,7 +183,7 @@ class ClaimVerifier:
         """
         from pathlib import Path
 
-        from .manifest import MANIFEST_NAME
+        from .engine.manifest import MANIFEST_NAME
 
         directory = Path(model_dir)
         if read_manifest_if_present(directory) is None:
@@ -215,7 +215,7 @@ class ClaimVerifier:
     def _build_engine(self) -> Scorer:
         """The ONNX engine for this configuration; it loads (and checks that its manifest
         names the configured model and revision) on first use."""
-        from .engine import (
+        from .engine.scorer import (
             OnnxScorer,  # lazy: keeps `import verifier` free of onnxruntime
         )
 
@@ -433,7 +433,7 @@ class ClaimVerifier:
         return self.verify_sync(claim, evidence, requires_complete_set=requires_complete_set, as_of=as_of)
 
     def _bundle_evidence(self, bundle: "ContextBundle", evidence_refs: Optional[Sequence[str]]) -> tuple[ClaimEvidence, ...]:
-        from .bundle import bundle_evidence
+        from .decision.bundle import bundle_evidence
 
         return bundle_evidence(bundle, evidence_refs, max_evidence=self.config.max_evidence)
 
@@ -441,8 +441,8 @@ class ClaimVerifier:
     def bundle_evidence(
         bundle: "ContextBundle", evidence_refs: Optional[Sequence[str]] = None
     ) -> tuple[ClaimEvidence, ...]:
-        """The evidence a bundle yields under the citation rules of docs/decision.md §7 (see :mod:`verifier.bundle`)."""
-        from .bundle import bundle_evidence
+        """The evidence a bundle yields under the citation rules of docs/decision.md §7 (see :mod:`verifier.decision.bundle`)."""
+        from .decision.bundle import bundle_evidence
 
         return bundle_evidence(bundle, evidence_refs)
 

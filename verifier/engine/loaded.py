@@ -1,12 +1,12 @@
 """One model directory, loaded: verified files, tokenizer, onnxruntime session, graph I/O.
 
 :meth:`LoadedModel.load` opens the directory with
-:meth:`verifier.model_directory.ModelDirectory.open`, loads the tokenizer,
-builds the session through :mod:`verifier.session` (or a caller's session
+:meth:`verifier.engine.model_directory.ModelDirectory.open`, loads the tokenizer,
+builds the session through :mod:`verifier.engine.session` (or a caller's session
 factory) and checks the graph; :meth:`LoadedModel.run` tokenizes pairs once
-and runs them in planned, padded batches (:mod:`verifier.batching`);
+and runs them in planned, padded batches (:mod:`verifier.engine.batching`);
 :meth:`LoadedModel.check_golden` re-scores ``golden.json``
-(:mod:`verifier.golden`). :class:`verifier.engine.OnnxScorer` holds one of
+(:mod:`verifier.engine.golden`). :class:`verifier.engine.scorer.OnnxScorer` holds one of
 these behind its load lock; everything here is read-only once built.
 """
 
@@ -26,7 +26,7 @@ from .manifest import Manifest
 from .model_directory import ModelDirectory
 from .session import DEFAULT_PROVIDERS, create_session, graph_io, release_free_heap, session_options
 from .tokenization import encode_pairs
-from .types import ClaimVerificationError
+from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from onnxruntime import InferenceSession  # type: ignore[import-untyped,unused-ignore]
@@ -40,15 +40,15 @@ _LOG = logging.getLogger("verifier.engine")
 #: ``model`` is the verified ONNX model (a ``/proc/self/fd/N`` name of the hashed file, or its
 #: verified bytes; :meth:`ModelDirectory.verified_model`), ``where`` its path for messages,
 #: and ``options`` come from
-#: :func:`verifier.session.session_options`. The result needs ``run``,
+#: :func:`verifier.engine.session.session_options`. The result needs ``run``,
 #: ``get_inputs``, ``get_outputs`` and ``get_providers`` as onnxruntime's
-#: ``InferenceSession`` has them. Default: :func:`verifier.session.create_session`.
+#: ``InferenceSession`` has them. Default: :func:`verifier.engine.session.create_session`.
 SessionFactory = Callable[..., Any]
 
 
 @dataclass(frozen=True)
 class SessionSettings:
-    """How the session is built (see :func:`verifier.session.session_options`)."""
+    """How the session is built (see :func:`verifier.engine.session.session_options`)."""
 
     providers: tuple[str, ...] = DEFAULT_PROVIDERS
     intra_op_num_threads: Optional[int] = None
@@ -59,13 +59,13 @@ class SessionSettings:
     config_entries: Mapping[str, str] = field(default_factory=dict)
     factory: SessionFactory = create_session
     #: Hand the heap memory onnxruntime freed while loading back to the OS once the session
-    #: exists (:func:`verifier.session.release_free_heap`; docs/performance.md).
+    #: exists (:func:`verifier.engine.session.release_free_heap`; docs/performance.md).
     release_free_heap: bool = True
 
 
 @dataclass(frozen=True)
 class BatchSettings:
-    """How pairs are cut into padded batches (see :func:`verifier.batching.plan_batches`)."""
+    """How pairs are cut into padded batches (see :func:`verifier.engine.batching.plan_batches`)."""
 
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     max_batch_size: Optional[int] = None
@@ -103,9 +103,9 @@ class LoadedModel:
 
         Raises:
             ClaimVerificationError: any check of
-                :meth:`~verifier.model_directory.ModelDirectory.open`, an unloadable
+                :meth:`~verifier.engine.model_directory.ModelDirectory.open`, an unloadable
                 tokenizer, an unavailable provider, an unloadable model, or a graph
-                the engine cannot feed (:func:`verifier.session.graph_io`).
+                the engine cannot feed (:func:`verifier.engine.session.graph_io`).
         """
         directory = ModelDirectory.open(
             model_dir, variant, expected_model=expected_model, expected_revision=expected_revision
@@ -157,7 +157,7 @@ class LoadedModel:
         return self.run_encoded(self.encode(pairs), batching)
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list["Encoding"]:
-        """Tokenize ``pairs`` in one Rust call (:func:`verifier.tokenization.encode_pairs`).
+        """Tokenize ``pairs`` in one Rust call (:func:`verifier.engine.tokenization.encode_pairs`).
 
         Raises:
             ClaimVerificationError: the tokenizer failed.

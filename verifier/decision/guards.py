@@ -20,7 +20,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import NamedTuple, Optional, Sequence
 
-from .types import EpistemicType, LifecycleState
+from ..types import EpistemicType, LifecycleState
 
 __all__ = [
     "SpeechActMode",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..options import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS
 from .tokenization import pad_encodings
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -27,16 +28,6 @@ __all__ = [
     "BATCH_OVERHEAD_TOKENS", "BatchedLogits", "BatchRun", "EncodedPairs", "ScorerStats", "plan_batches", "run_batches",
 ]
 
-#: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`plan_batches`.
-#: Measured for the DeBERTa-v3-base configuration (onnxruntime 1.32, 2 CPU cores): a
-#: run's fixed cost (dispatch, relative-position projections) is ~7-20 tokens of work
-#: (``python -m bench tune``; figures in bench/results/final-2026-11-30.md).
-BATCH_OVERHEAD_TOKENS = 16.0
-#: Default token budget of one padded batch (rows x padded length). Measured on the
-#: DeBERTa-v3-base graphs with onnxruntime 1.32 on 2 cores (docs/performance.md):
-#: batches of 1-2k tokens run 1.1-1.35x faster per sequence than 8k-token batches at
-#: 32-192 tokens (their activations stay in the caches), and the arena grows less.
-DEFAULT_MAX_BATCH_TOKENS = 2048
 
 #: Runs one padded batch: ``(feed, indices, number, total) -> logits (rows, k)``, where
 #: ``feed`` maps input names to int64 (rows, length) arrays, ``indices`` are the batch's
@@ -67,8 +58,8 @@ class BatchedLogits:
 class EncodedPairs:
     """Validated (premise, hypothesis) pairs with their encodings, ready to be run (possibly merged with others).
 
-    Made by :meth:`verifier.engine.OnnxScorer.encode`; run by
-    :meth:`verifier.engine.OnnxScorer.score_encoded`. A pair's encoding depends
+    Made by :meth:`verifier.engine.scorer.OnnxScorer.encode`; run by
+    :meth:`verifier.engine.scorer.OnnxScorer.score_encoded`. A pair's encoding depends
     only on that pair, so encoded pairs from different callers can be
     concatenated (:meth:`concat`) and run in one pass.
 
@@ -99,10 +90,10 @@ class EncodedPairs:
 
 @dataclass(frozen=True)
 class ScorerStats:
-    """Cumulative counters of one :class:`OnnxScorer` (a snapshot; see :attr:`verifier.engine.OnnxScorer.stats`).
+    """Cumulative counters of one :class:`OnnxScorer` (a snapshot; see :attr:`verifier.engine.scorer.OnnxScorer.stats`).
 
     Attributes:
-        calls: :meth:`~verifier.engine.OnnxScorer.score` / ``score_logits`` calls with
+        calls: :meth:`~verifier.engine.scorer.OnnxScorer.score` / ``score_logits`` calls with
             at least one pair.
         pairs: pairs asked for.
         unique_pairs: distinct pairs actually run (identical pairs of one call run once).

@@ -1,4 +1,4 @@
-"""Checks of :class:`verifier.engine.OnnxScorer`'s arguments and of the pairs it is given.
+"""Checks of :class:`verifier.engine.scorer.OnnxScorer`'s arguments and of the pairs it is given.
 
 Both run before anything is loaded and raise ``ValueError`` naming the
 argument (or the pair index) and the limit.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .options import available_cpus
+from ..options import available_cpus
 from .session import GRAPH_OPTIMIZATION_LEVELS
 
 __all__ = ["validate_pairs", "check_engine_arguments"]

@@ -17,7 +17,7 @@ from uuid import UUID
 
 from pydantic import TypeAdapter
 
-from .types import (
+from ..types import (
     ClaimEvidence,
     ClaimVerificationConfig,
     EvidenceGroupScore,

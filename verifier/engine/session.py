@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
-from .types import ClaimVerificationError
+from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from onnxruntime import InferenceSession, SessionOptions  # type: ignore[import-untyped,unused-ignore]
