@@ -1,27 +1,17 @@
-"""The public :class:`ClaimVerifier`: it drives the staged procedure and owns the scorer.
+"""The public facade :class:`ClaimVerifier`: it owns the configuration and the scorer.
 
-The procedure itself (docs/decision.md §3) lives in :mod:`verifier.decision.procedure`,
-as a generator that yields the premises it needs scored. This module decides
-how that model work is batched, never what is decided:
-
-- :meth:`ClaimVerifier.verify_sync` / :meth:`ClaimVerifier.verify` drive one
-  procedure (sync, or async with the scorer run in a worker thread);
-- :meth:`ClaimVerifier.verify_many_sync` / :meth:`ClaimVerifier.verify_many`
-  drive many procedures in lockstep, so every claim's singles go to the scorer
-  in one call, then pairs only for undecided claims, then rechecks;
-- the ``eager`` schedule scores singles and every candidate pair in one pass
-  ahead of need (when the candidates do not depend on ranking) and serves the
-  procedure from that cache.
-
-Whatever the driver, the result is exactly what the staged procedure yields
-for the same scores. Every request is validated once, by
-:func:`verifier.validation.validate_request`. This module never imports
-onnxruntime: the default ONNX engine is imported lazily, on first need.
+The procedure (docs/decision.md §3) is :mod:`verifier.decision.procedure`, a
+generator that yields the premises it needs scored; how that model work is
+batched (one claim or many, sync or async, staged or eager) is
+:mod:`verifier.decision.driver`. Whatever the driver, the result is exactly
+what the staged procedure yields for the same scores. Every request is
+validated once, by :func:`verifier.validation.validate_request`. This module
+never imports onnxruntime: the default ONNX engine
+(:class:`verifier.engine.scorer.OnnxScorer`) is imported on first need.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from datetime import datetime
@@ -36,15 +26,12 @@ from typing import (
     Union,
 )
 
-import numpy as np
-
 from .engine.identity import read_manifest_if_present, resolve, where
+from .decision.driver import ClaimDriver, RequestInput
 from .options import RuntimeOptions
-from .decision.procedure import Round, Running, Verification
-from .scoring import Scorer, validate_scores
+from .scoring import Scorer
 from .types import (
     ClaimEvidence,
-    ClaimRequest,
     ClaimVerification,
     ClaimVerificationConfig,
     ClaimVerificationError,
@@ -55,7 +42,6 @@ from .validation import (
     as_of_input,
     validate_claim,
     validate_evidence,
-    validate_request,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,38 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ClaimVerifier", "EvidenceInput", "RequestInput"]
 
 EvidenceInput = Union[ClaimEvidence, Mapping[str, Any]]
-#: What the many-claims calls accept per claim.
-RequestInput = Union[ValidRequest, ClaimRequest, Mapping[str, Any]]
-
-
-
-def _call_with_deadline(score: Callable[[list[tuple[str, str]]], Any], pairs: list[tuple[str, str]], timeout: float) -> Any:
-    """``score(pairs)`` in a daemon thread; its result, or ``ClaimVerificationError`` after ``timeout`` s.
-
-    A Python thread cannot be stopped: a scorer that never returns keeps its
-    thread (and whatever it holds) until it does. The caller is released at
-    the deadline either way.
-    """
-    outcome: dict[str, Any] = {}
-    finished = threading.Event()
-
-    def target() -> None:
-        try:
-            outcome["value"] = score(pairs)
-        except BaseException as exc:  # handed to the caller below
-            outcome["error"] = exc
-        finally:
-            finished.set()
-
-    threading.Thread(target=target, name="claim-verifier-score", daemon=True).start()
-    if not finished.wait(timeout):
-        raise ClaimVerificationError(
-            f"scorer did not return {len(pairs)} scores within score_timeout_s={timeout:g} s "
-            "(the call keeps running in the background)"
-        )
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
 
 
 class ClaimVerifier:
@@ -149,9 +103,7 @@ class ClaimVerifier:
             self.runtime = runtime
         self._scorer: Optional[Scorer] = scorer
         self._scorer_lock = threading.Lock()
-        self._stats_lock = threading.Lock()
-        self._model_calls = 0
-        self._pairs_scored = 0
+        self._driver = ClaimDriver(self)
 
     @classmethod
     def from_model_dir(
@@ -226,50 +178,9 @@ class ClaimVerifier:
     @property
     def stats(self) -> dict[str, int]:
         """Counters: ``model_calls`` (scorer invocations) and ``pairs_scored``."""
-        with self._stats_lock:
-            return {"model_calls": self._model_calls, "pairs_scored": self._pairs_scored}
-
-    def _score(self, claims: Sequence[str], premises: Sequence[str]) -> np.ndarray:
-        pairs = [(premise, claim) for premise, claim in zip(premises, claims)]
-        scorer = self.scorer
-        try:
-            timeout = self.runtime.score_timeout_s
-            raw = scorer.score(pairs) if timeout is None else _call_with_deadline(scorer.score, pairs, timeout)
-        except ClaimVerificationError:
-            raise
-        except Exception as exc:  # any scorer failure is an inference failure (docs/decision.md §1)
-            raise ClaimVerificationError(f"scorer failed: {type(exc).__name__}: {exc}") from exc
-        scores = validate_scores(raw, len(pairs))
-        with self._stats_lock:
-            self._model_calls += 1
-            self._pairs_scored += len(pairs)
-        return scores
-
-    def _resolved_revision(self) -> str:
-        revision = getattr(self.scorer, "resolved_revision", None)
-        return str(revision) if revision else self.config.revision
+        return self._driver.stats
 
     # ----------------------------------------------------------------- planning
-
-    def _truncation(self, pairs: list[tuple[str, str]]) -> Sequence[bool]:
-        """The scorer's optional ``truncated(pairs)`` (docs/policy.md); no method: nothing truncated."""
-        query = getattr(self.scorer, "truncated", None)
-        if not callable(query):
-            return [False] * len(pairs)
-        return query(pairs)  # type: ignore[no-any-return]
-
-    def _start(self, request: RequestInput) -> Running:
-        valid = validate_request(request, self.config, self.runtime.limits)
-        as_of = valid.as_of
-        strict = "strict" in (self.config.entailment_policy, self.config.refutation_policy)
-        procedure = Verification(
-            valid.claim, valid.evidence, self.config, as_of=as_of, truncated=self._truncation if strict else None
-        )
-        running = Running(claim=valid.claim, generator=procedure.run(valid.requires_complete_set))
-        if self.runtime.schedule == "eager":
-            running.cache = {}
-            running.prefetch = procedure.prefetch()
-        return running
 
     def _one(
         self,
@@ -294,68 +205,6 @@ class ClaimVerifier:
             as_of=as_of_input(as_of),
         )
 
-    def _finish(self, running: Running) -> ClaimVerification:
-        result = running.result
-        assert result is not None
-        if result.model_called:
-            return result.model_copy(update={"resolved_revision": self._resolved_revision()})
-        return result
-
-    def _plan(self, requests: Iterable[RequestInput]) -> list[Running]:
-        """Validate every request (all before any model call) and start its procedure.
-
-        Raises:
-            ValueError: ``requests`` is not a list of requests (``None``, a string,
-                a single request or mapping), or a request is invalid (the message
-                names its index when there is more than one).
-        """
-        if (
-            requests is None
-            or isinstance(requests, (str, bytes, Mapping, ClaimRequest, ValidRequest))
-            or not isinstance(requests, Iterable)
-        ):
-            raise ValueError(
-                f"requests must be a list of claim requests (ClaimRequest or mappings), got {type(requests).__name__}"
-            )
-        items = list(requests)
-        running = []
-        for index, request in enumerate(items):
-            try:
-                running.append(self._start(request))
-            except ValueError as exc:
-                if len(items) == 1:
-                    raise
-                raise ValueError(f"request {index}: {exc}") from exc
-        for item in running:
-            item.advance(None)
-        return running
-
-    @staticmethod
-    def _next_round(running: Sequence[Running]) -> Optional[Round]:
-        active = [item for item in running if item.request is not None]
-        if not active:
-            return None
-        needed = [item.needed() for item in active]
-        extra = [item.take_prefetch(batch) for item, batch in zip(active, needed)]
-        return Round(active, needed, extra)
-
-    def _score_round(self, work: Round) -> tuple[np.ndarray, bool]:
-        """Score one round; returns the scores and whether prefetched premises were included.
-
-        Premises scored ahead of need (eager schedule) must never change the
-        outcome: if the call with them fails or returns invalid scores, the
-        round is scored again with only the needed premises, exactly as the
-        staged schedule would.
-        """
-        if any(work.extra):
-            claims, premises = work.pairs(with_extra=True)
-            try:
-                return self._score(claims, premises), True
-            except ClaimVerificationError:
-                pass
-        claims, premises = work.pairs(with_extra=False)
-        return (self._score(claims, premises) if premises else np.zeros((0, 3))), False
-
     # ----------------------------------------------------------------- sync API
 
     def verify_many_sync(
@@ -379,15 +228,7 @@ class ClaimVerifier:
             ValueError: an invalid request (the message names its index).
             ClaimVerificationError: model load or inference failed.
         """
-        running = self._plan(requests)
-        if progress is not None:
-            progress(sum(item.result is not None for item in running))
-        while (work := self._next_round(running)) is not None:
-            scores, with_extra = self._score_round(work)
-            work.deliver(scores, with_extra)
-            if progress is not None:
-                progress(sum(item.result is not None for item in running))
-        return [self._finish(item) for item in running]
+        return self._driver.run_sync(requests, progress)
 
     def verify_sync(
         self,
@@ -450,11 +291,7 @@ class ClaimVerifier:
 
     async def verify_many(self, requests: Iterable[RequestInput]) -> list[ClaimVerification]:
         """Async twin of :meth:`verify_many_sync`: model work runs in a worker thread."""
-        running = self._plan(requests)
-        while (work := self._next_round(running)) is not None:
-            scores, with_extra = await asyncio.to_thread(self._score_round, work)
-            work.deliver(scores, with_extra)
-        return [self._finish(item) for item in running]
+        return await self._driver.run_async(requests)
 
     async def verify(
         self,

@@ -13,7 +13,7 @@ load, which re-hashes every file), runs onnxruntime with
 ``threads_per_worker`` intra-op threads and verifies one batch of rows per
 call with :meth:`~verifier.claim_verifier.ClaimVerifier.verify_many_sync`.
 
-Rows are the ``verify`` input rows (docs: :mod:`verifier.cli.inputs`):
+Rows are the ``verify`` input rows (:mod:`verifier.rows`; format: :mod:`verifier.cli.inputs`):
 evidence rows or bundle rows, each needing a string ``id``. Arrow, which
 holds the rows between stages, fills a field a row lacks with null, so a
 null field is read as an absent one. Output rows have three string columns:
@@ -121,7 +121,7 @@ class VerifyBatch:
     def __call__(self, batch: "pyarrow.Table") -> "pyarrow.Table":
         import pyarrow as pa
 
-        from .cli.inputs import InputRow, parse_row
+        from .rows import InputRow, parse_row
 
         items = [parse_row(0, _without_nulls(row), self.config, "row", self.limits) for row in batch.to_pylist()]
         ids: list[Optional[str]] = []

@@ -16,7 +16,8 @@ from typing import Optional
 from pydantic import ValidationError
 
 from ..types import ClaimVerificationError
-from ..validation import describe_validation_error, strip_pydantic_links
+from ..rows import validation_problem
+from ..validation import strip_pydantic_links
 
 __all__ = [
     "EXIT_OK",
@@ -72,19 +73,6 @@ def err(message: str) -> None:
 def one_line(text: str) -> str:
     """``text`` as one line: pydantic links dropped, lines joined by a space."""
     return " ".join(line.strip() for line in strip_pydantic_links(text).splitlines() if line.strip())
-
-
-def validation_problem(exc: ValidationError) -> tuple[Optional[str], str]:
-    """The first error of ``exc`` in user words, and how many more there are.
-
-    Returns ``(field, message)``: ``field`` is the dotted location (``None``
-    for the whole document) and ``message`` ends with ``(and N more error(s)
-    in this row)`` when ``exc`` holds more than one error.
-    """
-    location, message, count = describe_validation_error(exc)
-    if count > 1:
-        message += f" (and {count - 1} more error{'s' if count > 2 else ''} in this row)"
-    return location, message
 
 
 def validation_detail(exc: ValidationError) -> str:

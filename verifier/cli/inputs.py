@@ -54,23 +54,19 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import dataclasses
 import json
 import os
 import stat
 import sys
 import tempfile
 import uuid
-from dataclasses import dataclass
 from typing import IO, Any, Iterator, Optional, Sequence, Union
 
-from pydantic import ValidationError
 
-from ..decision.bundle import BundleClaimRequest, bundle_evidence
 from ..options import InputLimits
 from ..types import ClaimVerificationConfig
-from ..validation import InputError, ValidRequest, validate_request
-from .errors import UsageError, err, validation_problem
+from ..rows import InputRow, InvalidRow, parse_row
+from .errors import UsageError, err
 
 __all__ = [
     "CLI_EVIDENCE_NAMESPACE",
@@ -105,97 +101,6 @@ def cli_memory_id(text: str) -> uuid.UUID:
         True
     """
     return uuid.uuid5(CLI_EVIDENCE_NAMESPACE, text.strip())
-
-
-@dataclass(frozen=True)
-class InputRow:
-    """One valid input row: its 1-based line (or item) number and the validated request it holds.
-
-    ``request`` is a :class:`~verifier.validation.ValidRequest` (claim
-    stripped, evidence parsed, checked against the configuration's
-    ``max_evidence``), handed to the verifier as is.
-    """
-
-    line: int
-    request: ValidRequest
-
-
-@dataclass(frozen=True)
-class InvalidRow:
-    """One invalid input row: where, which field (``None`` for the whole row), and why.
-
-    ``unit`` is ``"line"`` for JSON Lines and for JSON syntax errors, ``"item"``
-    for an element of a whole-file ``.json`` array.
-    """
-
-    line: int
-    field: Optional[str]
-    message: str
-    unit: str = "line"
-    #: the row's ``id`` when it is a JSON object with a string ``id`` (for envelopes, shards and resume)
-    id: Optional[str] = None
-
-    def describe(self, source: str) -> str:
-        """``SOURCE line N: field F: message`` on one line."""
-        where = f"{source} {self.unit} {self.line}"
-        if self.field:
-            where += f": field {self.field}"
-        return f"{where}: {self.message}"
-
-
-def _from_validation_error(line: int, exc: ValidationError, unit: str = "line") -> InvalidRow:
-    location, message = validation_problem(exc)
-    return InvalidRow(line, location, message, unit)
-
-
-def _validate(
-    line: int, value: Any, config: ClaimVerificationConfig, unit: str, limits: InputLimits
-) -> InputRow | InvalidRow:
-    """:func:`~verifier.validation.validate_request` of one row, its errors as an :class:`InvalidRow`."""
-    try:
-        return InputRow(line, validate_request(value, config, limits))
-    except InputError as exc:
-        return InvalidRow(line, exc.field, exc.reason, unit)
-    except ValidationError as exc:
-        return _from_validation_error(line, exc, unit)
-
-
-def parse_row(
-    line: int, value: Any, config: ClaimVerificationConfig, unit: str = "line", limits: InputLimits = InputLimits()
-) -> InputRow | InvalidRow:
-    """Validate one decoded row (an evidence row or a bundle row): an :class:`InputRow` or an :class:`InvalidRow`.
-
-    An invalid row that is a JSON object with a string ``id`` carries that id.
-    """
-    parsed = _parse_row(line, value, config, unit, limits)
-    if isinstance(parsed, InvalidRow) and isinstance(value, dict) and isinstance(value.get("id"), str):
-        return dataclasses.replace(parsed, id=value["id"])
-    return parsed
-
-
-def _parse_row(
-    line: int, value: Any, config: ClaimVerificationConfig, unit: str = "line", limits: InputLimits = InputLimits()
-) -> InputRow | InvalidRow:
-    if not isinstance(value, dict):
-        return InvalidRow(line, None, f"expected a JSON object, got {type(value).__name__}", unit)
-    if "bundle" not in value:
-        return _validate(line, value, config, unit, limits)
-    try:
-        bundled = BundleClaimRequest.model_validate(value)
-    except ValidationError as exc:
-        return _from_validation_error(line, exc, unit)
-    try:
-        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=config.max_evidence)
-    except ValueError as exc:
-        where = "evidence_refs" if "evidence_refs" in str(exc) else "bundle"
-        return InvalidRow(line, where, str(exc), unit)
-    request = {
-        "id": bundled.id,
-        "claim": bundled.claim,
-        "evidence": evidence,
-        "requires_complete_set": bundled.requires_complete_set,
-    }
-    return _validate(line, request, config, unit, limits)
 
 
 def _json_error(line: int, exc: json.JSONDecodeError, *, whole_file: bool) -> InvalidRow:

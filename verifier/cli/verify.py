@@ -47,7 +47,6 @@ from .common import (
 )
 from .errors import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, UsageError, err
 from .bulk import (
-    CHUNK,
     AppendFile,
     DigestSet,
     Scan,

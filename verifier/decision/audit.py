@@ -18,8 +18,11 @@ from uuid import UUID
 from pydantic import TypeAdapter
 
 from ..types import (
+    STRICT_SCHEMA_VERSION,
     ClaimEvidence,
+    ClaimVerification,
     ClaimVerificationConfig,
+    ClaimVerificationStatus,
     EvidenceGroupScore,
     LocalizedEvidenceAssessment,
     StrictRuling,
@@ -35,6 +38,7 @@ __all__ = [
     "evidence_sha256",
     "evaluation_id",
     "result_sha256",
+    "seal",
 ]
 
 
@@ -124,3 +128,75 @@ def result_sha256(
     if strict_rulings is not None:
         record["strict_rulings"] = [ruling.model_dump(mode="json") for ruling in strict_rulings]
     return sha256_hex(canonical(record))
+
+
+def seal(
+    claim: str,
+    evidence: Sequence[ClaimEvidence],
+    config: ClaimVerificationConfig,
+    status: ClaimVerificationStatus,
+    *,
+    schema_version: int,
+    as_of: Optional[datetime] = None,
+    supporting_group: tuple[UUID, ...] = (),
+    refuting_group: tuple[UUID, ...] = (),
+    supporting_basis: Optional[str] = None,
+    refuting_basis: Optional[str] = None,
+    group_scores: tuple[EvidenceGroupScore, ...] = (),
+    localized_assessments: tuple[LocalizedEvidenceAssessment, ...] = (),
+    limitations: tuple[str, ...] = (),
+    model_called: bool = False,
+    strict_rulings: Optional[tuple[StrictRuling, ...]] = None,
+) -> ClaimVerification:
+    """The finished result record for ``claim`` over ``evidence``, with its five digests (docs/audit.md).
+
+    ``resolved_revision`` is left ``None``: the verifier fills it in after a model call.
+    """
+    schema = schema_version
+    if schema == STRICT_SCHEMA_VERSION and strict_rulings is None:
+        strict_rulings = ()
+    configuration_digest = configuration_sha256(config)
+    claim_digest = claim_sha256(claim)
+    evidence_digest = evidence_sha256(evidence)
+    evaluation = evaluation_id(
+        claim_digest=claim_digest,
+        configuration_digest=configuration_digest,
+        evidence_digest=evidence_digest,
+        schema_version=schema,
+        as_of=as_of,
+    )
+    digest = result_sha256(
+        evaluation=evaluation,
+        status=status.value,
+        supporting_group=supporting_group,
+        refuting_group=refuting_group,
+        supporting_basis=supporting_basis,
+        refuting_basis=refuting_basis,
+        group_scores=group_scores,
+        localized_assessments=localized_assessments,
+        limitations=limitations,
+        strict_rulings=strict_rulings,
+    )
+    return ClaimVerification(
+        schema_version=schema,  # type: ignore[arg-type]
+        as_of=as_of,
+        strict_rulings=strict_rulings or (),
+        claim=claim,
+        status=status,
+        supporting_group=supporting_group,
+        refuting_group=refuting_group,
+        supporting_basis=supporting_basis,  # type: ignore[arg-type]
+        refuting_basis=refuting_basis,  # type: ignore[arg-type]
+        group_scores=group_scores,
+        localized_assessments=localized_assessments,
+        limitations=limitations,  # type: ignore[arg-type]
+        model=config.model,
+        requested_revision=config.revision,
+        resolved_revision=None,  # filled in by the verifier after a model call
+        model_called=model_called,
+        configuration_sha256=configuration_digest,
+        claim_sha256=claim_digest,
+        evidence_sha256=evidence_digest,
+        evaluation_id=evaluation,
+        result_sha256=digest,
+    )

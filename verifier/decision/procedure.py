@@ -1,13 +1,11 @@
-"""The staged decision procedure (docs/decision.md §3) and the drivers that feed it scores.
+"""The staged decision procedure (docs/decision.md §3).
 
 The procedure is written once, as a generator (:meth:`Verification.run`) that
 *yields* the premises it needs scored against the claim and receives their
 (n, 3) probabilities back; it returns the finished
-:class:`~verifier.types.ClaimVerification`. :class:`Running` drives one
-generator (with the eager schedule's cache of premises scored ahead of need),
-and :class:`Round` is one scorer call's worth of work over many running
-procedures. :class:`verifier.claim_verifier.ClaimVerifier` decides how rounds are
-scored (sync, async, many claims at once), never what is decided.
+:class:`~verifier.types.ClaimVerification`. :mod:`verifier.decision.driver`
+decides how those premises are scored (sync, async, many claims at once),
+never what is decided.
 
 This module never imports onnxruntime and never calls a scorer itself.
 """
@@ -17,7 +15,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Generator, Optional, Sequence
+from typing import Any, Generator, Optional, Sequence
 from uuid import UUID
 
 import numpy as np
@@ -36,7 +34,7 @@ from ..types import (
     StrictRuling,
 )
 
-__all__ = ["Procedure", "Verification", "Running", "Round"]
+__all__ = ["Procedure", "Verification"]
 
 ENTAILMENT_LIMITATION = "uncorroborated_model_entailment"
 CONTRADICTION_LIMITATION = "uncorroborated_model_contradiction"
@@ -321,67 +319,10 @@ class Verification:
         """docs/decision.md §3 step 8: smallest group, then highest probability, then memory ids as strings."""
         return (len(group), -probability, tuple(str(memory_id) for memory_id in self._ids(group)))
 
-    def result(
-        self,
-        status: ClaimVerificationStatus,
-        *,
-        supporting_group: tuple[UUID, ...] = (),
-        refuting_group: tuple[UUID, ...] = (),
-        supporting_basis: Optional[str] = None,
-        refuting_basis: Optional[str] = None,
-        group_scores: tuple[EvidenceGroupScore, ...] = (),
-        localized_assessments: tuple[LocalizedEvidenceAssessment, ...] = (),
-        limitations: tuple[str, ...] = (),
-        model_called: bool = False,
-        strict_rulings: Optional[tuple[StrictRuling, ...]] = None,
-    ) -> ClaimVerification:
-        schema = self.schema_version
-        if schema == STRICT_SCHEMA_VERSION and strict_rulings is None:
-            strict_rulings = ()
-        configuration_digest = audit.configuration_sha256(self.config)
-        claim_digest = audit.claim_sha256(self.claim)
-        evidence_digest = audit.evidence_sha256(self.evidence)
-        evaluation = audit.evaluation_id(
-            claim_digest=claim_digest,
-            configuration_digest=configuration_digest,
-            evidence_digest=evidence_digest,
-            schema_version=schema,
-            as_of=self.as_of,
-        )
-        digest = audit.result_sha256(
-            evaluation=evaluation,
-            status=status.value,
-            supporting_group=supporting_group,
-            refuting_group=refuting_group,
-            supporting_basis=supporting_basis,
-            refuting_basis=refuting_basis,
-            group_scores=group_scores,
-            localized_assessments=localized_assessments,
-            limitations=limitations,
-            strict_rulings=strict_rulings,
-        )
-        return ClaimVerification(
-            schema_version=schema,  # type: ignore[arg-type]
-            as_of=self.as_of,
-            strict_rulings=strict_rulings or (),
-            claim=self.claim,
-            status=status,
-            supporting_group=supporting_group,
-            refuting_group=refuting_group,
-            supporting_basis=supporting_basis,  # type: ignore[arg-type]
-            refuting_basis=refuting_basis,  # type: ignore[arg-type]
-            group_scores=group_scores,
-            localized_assessments=localized_assessments,
-            limitations=limitations,  # type: ignore[arg-type]
-            model=self.config.model,
-            requested_revision=self.config.revision,
-            resolved_revision=None,  # filled in by the verifier after a model call
-            model_called=model_called,
-            configuration_sha256=configuration_digest,
-            claim_sha256=claim_digest,
-            evidence_sha256=evidence_digest,
-            evaluation_id=evaluation,
-            result_sha256=digest,
+    def result(self, status: ClaimVerificationStatus, **fields: Any) -> ClaimVerification:
+        """The finished, digested record (:func:`verifier.decision.audit.seal`) for this claim and evidence."""
+        return audit.seal(
+            self.claim, self.evidence, self.config, status, schema_version=self.schema_version, as_of=self.as_of, **fields
         )
 
     def prefetch(self) -> list[str]:
@@ -391,81 +332,3 @@ class Verification:
         if self.config.max_group_size < 2 or count < 2 or count > self.config.group_candidate_limit:
             return []
         return [self.premise(group) for group in itertools.combinations(range(count), 2)]
-
-
-# --------------------------------------------------------------------------- drivers
-
-
-@dataclass
-class Running:
-    """One procedure being driven: its generator, pending request and eager cache."""
-
-    claim: str
-    generator: Procedure
-    request: Optional[list[str]] = None
-    cache: Optional[dict[str, np.ndarray]] = None
-    prefetch: list[str] = field(default_factory=list)
-    result: Optional[ClaimVerification] = None
-
-    def advance(self, value: Optional[np.ndarray]) -> None:
-        """Send scores (or start) and run until the next unserved request or the result."""
-        try:
-            request = self.generator.send(value) if value is not None else next(self.generator)
-            while self.cache is not None and all(premise in self.cache for premise in request):
-                request = self.generator.send(np.stack([self.cache[premise] for premise in request]))
-            self.request = request
-        except StopIteration as stop:
-            self.request = None
-            self.result = stop.value
-
-    def needed(self) -> list[str]:
-        """Premises the pending request needs scored (deduplicated when caching)."""
-        assert self.request is not None
-        if self.cache is None:
-            return self.request
-        return [premise for premise in dict.fromkeys(self.request) if premise not in self.cache]
-
-    def take_prefetch(self, needed: Sequence[str]) -> list[str]:
-        """Premises to score ahead of need along with ``needed`` (eager schedule; once)."""
-        if self.cache is None or not self.prefetch:
-            return []
-        wanted = set(needed)
-        extra = [p for p in dict.fromkeys(self.prefetch) if p not in self.cache and p not in wanted]
-        self.prefetch = []
-        return extra
-
-    def receive(self, premises: Sequence[str], scores: np.ndarray) -> None:
-        """Deliver scores for ``premises`` (the needed ones, maybe more) and advance."""
-        if self.cache is None:
-            self.advance(scores)
-            return
-        for premise, row in zip(premises, scores):
-            self.cache[premise] = row
-        assert self.request is not None
-        self.advance(np.stack([self.cache[premise] for premise in self.request]))
-
-
-@dataclass
-class Round:
-    """One scorer call's worth of work over the active procedures."""
-
-    active: list[Running]
-    needed: list[list[str]]
-    extra: list[list[str]]
-
-    def pairs(self, with_extra: bool) -> tuple[list[str], list[str]]:
-        """(claims, premises) for the call, needed premises first per procedure."""
-        claims: list[str] = []
-        premises: list[str] = []
-        for item, needed, extra in zip(self.active, self.needed, self.extra):
-            batch = needed + extra if with_extra else needed
-            claims.extend(item.claim for _ in batch)
-            premises.extend(batch)
-        return claims, premises
-
-    def deliver(self, scores: np.ndarray, with_extra: bool) -> None:
-        offset = 0
-        for item, needed, extra in zip(self.active, self.needed, self.extra):
-            batch = needed + extra if with_extra else needed
-            item.receive(batch, scores[offset : offset + len(batch)])
-            offset += len(batch)

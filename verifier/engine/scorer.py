@@ -41,7 +41,6 @@ may be called concurrently.
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
@@ -50,8 +49,8 @@ import numpy as np
 from .batching import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS, BatchedLogits, EncodedPairs, ScorerStats, plan_batches
 from .golden import GOLDEN_NAME
 from .golden import softmax as stable_softmax
-from .loaded import BatchSettings, LoadedModel, SessionFactory, SessionSettings
-from .manifest import Manifest
+from .handle import ModelHandle
+from .loaded import BatchSettings, SessionFactory, SessionSettings
 from .model_directory import OUTPUT_LABELS
 from .args import check_engine_arguments, validate_pairs
 from ..options import PADDING_LAYOUTS, RuntimeOptions
@@ -73,7 +72,7 @@ __all__ = [
 _LOG = logging.getLogger("verifier.engine")
 
 
-class OnnxScorer:
+class OnnxScorer(ModelHandle):
     """Scores (premise, hypothesis) pairs with one exported NLI cross-encoder on onnxruntime.
 
     Construction is cheap and touches no file: the model directory is read,
@@ -155,30 +154,28 @@ class OnnxScorer:
             batch_overhead_tokens=batch_overhead_tokens,
             providers=providers,
         )
-        self._model_dir = Path(model_dir)
-        self._variant = variant
-        self._session_settings = SessionSettings(
-            providers=tuple(providers) if providers is not None else DEFAULT_PROVIDERS,
-            intra_op_num_threads=intra_op_num_threads,
-            inter_op_num_threads=inter_op_num_threads,
-            graph_optimization_level=graph_optimization_level,
-            enable_cpu_mem_arena=bool(enable_cpu_mem_arena),
-            enable_mem_pattern=bool(enable_mem_pattern),
-            config_entries=dict(session_config_entries or {}),
-            factory=session_factory if session_factory is not None else create_session,
+        super().__init__(
+            Path(model_dir),
+            variant=variant,
+            session_settings=SessionSettings(
+                providers=tuple(providers) if providers is not None else DEFAULT_PROVIDERS,
+                intra_op_num_threads=intra_op_num_threads,
+                inter_op_num_threads=inter_op_num_threads,
+                graph_optimization_level=graph_optimization_level,
+                enable_cpu_mem_arena=bool(enable_cpu_mem_arena),
+                enable_mem_pattern=bool(enable_mem_pattern),
+                config_entries=dict(session_config_entries or {}),
+                factory=session_factory if session_factory is not None else create_session,
+            ),
+            batching=BatchSettings(
+                max_batch_tokens=int(max_batch_tokens),
+                max_batch_size=1 if padding == "none" else int(max_batch_size) if max_batch_size is not None else None,
+                batch_overhead_tokens=float(batch_overhead_tokens),
+            ),
+            verify_golden=verify_golden,
+            expected_model=expected_model,
+            expected_revision=expected_revision,
         )
-        self._batching = BatchSettings(
-            max_batch_tokens=int(max_batch_tokens),
-            max_batch_size=1 if padding == "none" else int(max_batch_size) if max_batch_size is not None else None,
-            batch_overhead_tokens=float(batch_overhead_tokens),
-        )
-        self._verify_golden = verify_golden
-        self._expected_model = expected_model
-        self._expected_revision = expected_revision
-        self._load_lock = threading.Lock()
-        self._loaded: Optional[LoadedModel] = None
-        self._stats_lock = threading.Lock()
-        self._stats = ScorerStats()
 
     @classmethod
     def from_options(
@@ -225,80 +222,6 @@ class OnnxScorer:
             enable_cpu_mem_arena=options.enable_cpu_mem_arena,
             enable_mem_pattern=options.enable_mem_pattern,
         )
-
-    # ------------------------------------------------------------------ properties
-
-    @property
-    def model_dir(self) -> Path:
-        """The exported model directory (no loading)."""
-        return self._model_dir
-
-    @property
-    def session_settings(self) -> SessionSettings:
-        """How the onnxruntime session is (or will be) built: providers, threads, memory options (no loading)."""
-        return self._session_settings
-
-    @property
-    def loaded(self) -> bool:
-        """Whether the model has been loaded (no loading)."""
-        return self._loaded is not None
-
-    @property
-    def manifest(self) -> Manifest:
-        """The verified manifest (loads the model)."""
-        return self._ensure_loaded().manifest
-
-    @property
-    def model(self) -> str:
-        """Model id recorded in the manifest (loads the model)."""
-        return self.manifest.model
-
-    @property
-    def requested_revision(self) -> Optional[str]:
-        """Revision the export asked for (loads the model)."""
-        return self.manifest.requested_revision
-
-    @property
-    def resolved_revision(self) -> Optional[str]:
-        """Commit the export actually downloaded (loads the model)."""
-        return self.manifest.resolved_revision
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """The model's own label order: logit column ``i`` of :meth:`score_logits` is ``labels[i]``."""
-        return self.manifest.labels
-
-    @property
-    def model_file(self) -> str:
-        """The ONNX file of the chosen variant, relative to :attr:`model_dir` (loads the model)."""
-        return self._ensure_loaded().directory.model_file
-
-    @property
-    def input_names(self) -> tuple[str, ...]:
-        """Graph input names in graph order (loads the model)."""
-        return self._ensure_loaded().input_names
-
-    @property
-    def providers(self) -> tuple[str, ...]:
-        """Execution providers the session actually uses (loads the model)."""
-        return self._ensure_loaded().providers
-
-    @property
-    def stats(self) -> ScorerStats:
-        """Snapshot of the cumulative counters (debug hook; see :class:`ScorerStats`)."""
-        with self._stats_lock:
-            return self._stats
-
-    def reset_stats(self) -> ScorerStats:
-        """Zero the counters; return the snapshot they had."""
-        with self._stats_lock:
-            previous, self._stats = self._stats, ScorerStats()
-        return previous
-
-    def __repr__(self) -> str:
-        state = "loaded" if self._loaded is not None else "not loaded"
-        variant = f", variant={self._variant!r}" if self._variant else ""
-        return f"OnnxScorer({str(self._model_dir)!r}{variant}, {state})"
 
     # ------------------------------------------------------------------ scoring
 
@@ -390,15 +313,6 @@ class OnnxScorer:
             return []
         return [bool(encoding.overflowing) for encoding in self._ensure_loaded().encode(checked)]
 
-    def load(self) -> "OnnxScorer":
-        """Load now instead of on first use; return ``self``.
-
-        Raises:
-            ClaimVerificationError: the model cannot be loaded (see :meth:`score`).
-        """
-        self._ensure_loaded()
-        return self
-
     def _score(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
         """Logits (n, 3) float32 in caller order and the column permutation to OUTPUT_LABELS."""
         checked = validate_pairs(pairs)
@@ -420,31 +334,3 @@ class OnnxScorer:
                 len(checked), len(unique), run.batches, run.real_tokens, run.padded_tokens, run.truncated_pairs,
             )
         return logits, loaded.directory.permutation
-
-    # ------------------------------------------------------------------ loading
-
-    def _ensure_loaded(self) -> LoadedModel:
-        """Load once under the lock; later calls return the same read-only state.
-
-        A failed load is not cached: the next call tries again (after the
-        directory has been fixed, say) and raises again if it is still broken.
-        """
-        loaded = self._loaded
-        if loaded is not None:
-            return loaded
-        with self._load_lock:
-            if self._loaded is None:
-                self._loaded = self._load()
-            return self._loaded
-
-    def _load(self) -> LoadedModel:
-        loaded = LoadedModel.load(
-            self._model_dir,
-            self._variant,
-            expected_model=self._expected_model,
-            expected_revision=self._expected_revision,
-            settings=self._session_settings,
-        )
-        if self._verify_golden:
-            loaded.check_golden(self._batching)
-        return loaded

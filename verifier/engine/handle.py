@@ -1,0 +1,169 @@
+"""One exported model directory behind a load-once lock: what it is, whether it loaded, its counters.
+
+:class:`ModelHandle` is the loading half of :class:`verifier.engine.scorer.OnnxScorer`
+(which adds scoring): construction touches no file; the directory is opened,
+verified and loaded on first need (:meth:`ModelHandle.load`), once, under a
+lock (:class:`verifier.engine.loaded.LoadedModel`). A failed load is not cached.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Optional, TypeVar
+
+from .batching import ScorerStats
+from .loaded import BatchSettings, LoadedModel, SessionSettings
+from .manifest import Manifest
+
+__all__ = ["ModelHandle"]
+
+_H = TypeVar("_H", bound="ModelHandle")
+
+
+class ModelHandle:
+    """A model directory loaded lazily, once, under a lock; read-only once loaded.
+
+    Args:
+        model_dir: exported model directory.
+        variant: ONNX variant recorded in the manifest (``None``: the float32 ``model_file``).
+        session_settings: how the onnxruntime session is built.
+        batching: how pairs are cut into padded batches.
+        verify_golden: at load, re-score ``golden.json`` against the PyTorch reference.
+        expected_model: when given, the manifest's ``model`` must equal it.
+        expected_revision: when given (and the manifest records a revision), it must match.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        variant: Optional[str],
+        session_settings: SessionSettings,
+        batching: BatchSettings,
+        verify_golden: bool,
+        expected_model: Optional[str],
+        expected_revision: Optional[str],
+    ) -> None:
+        self._model_dir = model_dir
+        self._variant = variant
+        self._session_settings = session_settings
+        self._batching = batching
+        self._verify_golden = verify_golden
+        self._expected_model = expected_model
+        self._expected_revision = expected_revision
+        self._load_lock = threading.Lock()
+        self._loaded: Optional[LoadedModel] = None
+        self._stats_lock = threading.Lock()
+        self._stats = ScorerStats()
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def model_dir(self) -> Path:
+        """The exported model directory (no loading)."""
+        return self._model_dir
+
+    @property
+    def session_settings(self) -> SessionSettings:
+        """How the onnxruntime session is (or will be) built: providers, threads, memory options (no loading)."""
+        return self._session_settings
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded (no loading)."""
+        return self._loaded is not None
+
+    @property
+    def manifest(self) -> Manifest:
+        """The verified manifest (loads the model)."""
+        return self._ensure_loaded().manifest
+
+    @property
+    def model(self) -> str:
+        """Model id recorded in the manifest (loads the model)."""
+        return self.manifest.model
+
+    @property
+    def requested_revision(self) -> Optional[str]:
+        """Revision the export asked for (loads the model)."""
+        return self.manifest.requested_revision
+
+    @property
+    def resolved_revision(self) -> Optional[str]:
+        """Commit the export actually downloaded (loads the model)."""
+        return self.manifest.resolved_revision
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The model's own label order: logit column ``i`` of :meth:`score_logits` is ``labels[i]``."""
+        return self.manifest.labels
+
+    @property
+    def model_file(self) -> str:
+        """The ONNX file of the chosen variant, relative to :attr:`model_dir` (loads the model)."""
+        return self._ensure_loaded().directory.model_file
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """Graph input names in graph order (loads the model)."""
+        return self._ensure_loaded().input_names
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """Execution providers the session actually uses (loads the model)."""
+        return self._ensure_loaded().providers
+
+    @property
+    def stats(self) -> ScorerStats:
+        """Snapshot of the cumulative counters (debug hook; see :class:`ScorerStats`)."""
+        with self._stats_lock:
+            return self._stats
+
+    def reset_stats(self) -> ScorerStats:
+        """Zero the counters; return the snapshot they had."""
+        with self._stats_lock:
+            previous, self._stats = self._stats, ScorerStats()
+        return previous
+
+    def __repr__(self) -> str:
+        state = "loaded" if self._loaded is not None else "not loaded"
+        variant = f", variant={self._variant!r}" if self._variant else ""
+        return f"{type(self).__name__}({str(self._model_dir)!r}{variant}, {state})"
+
+    def load(self: "_H") -> "_H":
+        """Load now instead of on first use; return ``self``.
+
+        Raises:
+            ClaimVerificationError: the model cannot be loaded (see :meth:`score`).
+        """
+        self._ensure_loaded()
+        return self
+
+    # ------------------------------------------------------------------ loading
+
+    def _ensure_loaded(self) -> LoadedModel:
+        """Load once under the lock; later calls return the same read-only state.
+
+        A failed load is not cached: the next call tries again (after the
+        directory has been fixed, say) and raises again if it is still broken.
+        """
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = self._load()
+            return self._loaded
+
+    def _load(self) -> LoadedModel:
+        loaded = LoadedModel.load(
+            self._model_dir,
+            self._variant,
+            expected_model=self._expected_model,
+            expected_revision=self._expected_revision,
+            settings=self._session_settings,
+        )
+        if self._verify_golden:
+            loaded.check_golden(self._batching)
+        return loaded
