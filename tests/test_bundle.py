@@ -22,6 +22,7 @@ from verifier.decision.bundle import (
     citation_forms,
     is_cited,
 )
+from verifier import ClaimVerifier, ScriptedScorer
 from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType, has_visible_text
 
 ID1 = UUID("11111111-1111-4111-8111-111111111111")
@@ -53,18 +54,19 @@ def candidate(reference: str, memory_id: UUID, text: str | None, **provenance: o
         ("M1", "'M1' says so", False),
         ("M1", "(M1) says so", False),
         ("M1", "", False),
-        ("  ", "[  ]", False),
     ],
 )
 def test_is_cited_forms(reference: str, context: str, expected: bool) -> None:
     assert is_cited(reference, context) is expected
 
 
-def test_is_cited_json_escaped_reference() -> None:
-    """A reference with a quote is cited by its JSON string literal in a JSON-rendered context."""
-    assert citation_forms('a"b') == ('"a"b"', "[a\"b]", '"a\\"b"')
-    assert is_cited('a"b', '{"id":"a\\"b"}')
-    assert citation_forms("M1") == ('"M1"', "[M1]")
+def test_citation_forms_are_the_references_three() -> None:
+    """Issue 22: PRME 0.15.0 cites by ``"ref"``, ``[ref]`` or ``"id":"ref"`` only, the reference exactly as the
+    bundle names it: no JSON-escaped form (it cited where PRME does not) and no stripping."""
+    assert citation_forms('a"b') == ('"a"b"', '[a"b]', '"id":"a"b"')
+    assert not is_cited('a"b', '{"id":"a\\"b"}')
+    assert citation_forms("M1") == ('"M1"', "[M1]", '"id":"M1"')
+    assert is_cited("  ", "[  ]") and not is_cited(" M1", "[M1]")
 
 
 # ---------------------------------------------------------------- bundle_evidence rules
@@ -114,13 +116,24 @@ def test_rendered_text_not_full_text() -> None:
     assert evidence.text == "Launch: Tuesday (summary)"
 
 
-@pytest.mark.parametrize("missing", [None, "", "   ", "\n\t"])
-def test_skips_candidate_without_rendered_text(missing: str | None) -> None:
+def test_skips_candidate_without_rendered_text() -> None:
     bundle = ContextBundle(
         rendered_context="[M1] [M2] The launch is Tuesday.",
-        candidates=(candidate("M1", ID1, missing), candidate("M2", ID2, "The launch is Tuesday.")),
+        candidates=(candidate("M1", ID1, None), candidate("M2", ID2, "The launch is Tuesday.")),
     )
     assert [e.reference for e in bundle_evidence(bundle)] == ["M2"]
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t", "\x1f"])
+def test_a_blank_rendered_text_is_refused_as_prme_refuses_it(blank: str) -> None:
+    """Issue 22: a cited candidate with a blank ``rendered_text`` was skipped; PRME 0.15.0 builds its
+    ``ClaimEvidence`` and refuses it (``text`` must be non-empty once stripped), so the project refuses too."""
+    bundle = ContextBundle(
+        rendered_context="[M1] [M2] The launch is Tuesday.",
+        candidates=(candidate("M1", ID1, blank), candidate("M2", ID2, "The launch is Tuesday.")),
+    )
+    with pytest.raises(pydantic.ValidationError, match="text"):
+        bundle_evidence(bundle)
 
 
 def test_skips_uncited_candidate() -> None:
@@ -172,32 +185,48 @@ def test_rendered_without_citations_raises_even_with_evidence_refs() -> None:
         bundle_evidence(bundle, ["M1"])
 
 
-def test_evidence_refs_select_in_bundle_order() -> None:
+def test_evidence_refs_select_in_their_own_order() -> None:
+    """Issue 22: PRME follows ``evidence_refs`` order (the project kept bundle order, which changed pair
+    premises and digests); a repeated reference is a repeated passage; references are matched exactly."""
     bundle = ContextBundle(
         rendered_context="[M1] a b [M2] c d [M3] e f",
         candidates=(candidate("M1", ID1, "a b"), candidate("M2", ID2, "c d"), candidate("M3", ID3, "e f")),
     )
-    assert [e.reference for e in bundle_evidence(bundle, ["M3", "M1", "M3"])] == ["M1", "M3"]
-    assert [e.reference for e in bundle_evidence(bundle, (" M2 ",))] == ["M2"]
+    assert [e.reference for e in bundle_evidence(bundle, ["M3", "M1"])] == ["M3", "M1"]
+    assert [e.reference for e in bundle_evidence(bundle, ["M3", "M1", "M3"])] == ["M3", "M1", "M3"]
     assert bundle_evidence(bundle, []) == ()
+    with pytest.raises(ValueError, match=re.escape("Unknown context reference:  M2 ")):
+        bundle_evidence(bundle, (" M2 ",))
 
 
-def test_evidence_refs_naming_skipped_candidate_is_skipped() -> None:
+def test_a_repeated_evidence_ref_is_refused_by_the_verifier_as_a_duplicate_reference() -> None:
+    bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
+    verifier = ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1)))
+    with pytest.raises(ValueError, match=re.escape("duplicate evidence reference: M1")):
+        verifier.verify_bundle_sync("a b", bundle, evidence_refs=["M1", "M1"])
+
+
+def test_evidence_refs_naming_an_uncited_or_textless_candidate_is_unknown() -> None:
+    """Issue 22: PRME looks ``evidence_refs`` up among the evidence (cited candidates with rendered text),
+    so naming a packed but uncited candidate is an unknown context reference, not a silent skip."""
     bundle = ContextBundle(
         rendered_context="[M1] a b",
         candidates=(candidate("M1", ID1, "a b"), candidate("M2", ID2, "uncited"), candidate("M3", ID3, None)),
     )
-    assert [e.reference for e in bundle_evidence(bundle, ["M1", "M2", "M3"])] == ["M1"]
+    assert [e.reference for e in bundle_evidence(bundle, ["M1"])] == ["M1"]
+    for name in ("M2", "M3"):
+        with pytest.raises(ValueError, match=re.escape(f"Unknown context reference: {name}")):
+            bundle_evidence(bundle, ["M1", name])
 
 
-def test_unknown_evidence_ref_raises_naming_it() -> None:
+def test_unknown_evidence_ref_raises_naming_the_first() -> None:
     bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
-    with pytest.raises(ValueError, match=re.escape("evidence_refs names no candidate of the bundle: 'M9', 'X'")):
+    with pytest.raises(ValueError, match=re.escape("Unknown context reference: M9;")):
         bundle_evidence(bundle, ["M1", "M9", "X", "M9"])
 
 
 def test_unknown_evidence_ref_on_empty_bundle() -> None:
-    with pytest.raises(ValueError, match=re.escape("evidence_refs names no candidate of the bundle: 'M1'")):
+    with pytest.raises(ValueError, match=re.escape("Unknown context reference: M1")):
         bundle_evidence(ContextBundle(rendered_context=""), ["M1"])
 
 
@@ -273,7 +302,7 @@ def test_request_round_trip_unchanged() -> None:
         BundleClaimRequest.model_validate({"claim": "x", "bundle": {"rendered_context": ""}, "evidence": []})
 
 
-_refs = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=8).filter(
+_refs = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\x00"), min_size=1, max_size=8).filter(
     lambda s: s.strip() == s and s != ""
 )
 
@@ -297,32 +326,36 @@ def test_round_trip_and_rules_property(rows: list[tuple[str, str | None, bool]],
         with pytest.raises(ValueError, match="rendered without citations"):
             bundle_evidence(bundle)
         return
-    expected = [
-        c.reference
-        for c, is_c in zip(candidates, cited)
-        if is_c and c.rendered_text is not None and has_visible_text(c.rendered_text)
-    ]
+    taken = [c for c, is_c in zip(candidates, cited) if is_c and c.rendered_text is not None]
+    if any(not has_visible_text(c.rendered_text or "") for c in taken):
+        with pytest.raises(pydantic.ValidationError):
+            bundle_evidence(bundle)
+        return
+    expected = [c.reference for c in taken]
     assert [e.reference for e in bundle_evidence(bundle)] == expected
     for e in bundle_evidence(bundle):
         rendered = next(c.rendered_text for c in candidates if c.reference == e.reference)
         assert rendered is not None
-        # ClaimEvidence strips Unicode White_Space only, str.strip() also strips \x1c-\x1f.
-        assert e.text in rendered and e.text.strip() == rendered.strip()
+        # ClaimEvidence strips what str.strip() strips, as PRME does.
+        assert e.text == rendered.strip()
 
 
 def test_a_nul_in_a_selected_rendered_text_is_refused() -> None:
     """Regression: NUL characters passed into evidence texts."""
     bundle = ContextBundle(rendered_context="[M1]", candidates=(candidate("M1", ID1, "The launch\x00 is Tuesday."),))
-    with pytest.raises(ValueError, match=re.escape("candidate 'M1': rendered_text must not contain a NUL character")):
+    with pytest.raises(pydantic.ValidationError, match=re.escape("must not contain a NUL character")):
         bundle_evidence(bundle)
 
 
-def test_an_invisible_rendered_text_is_skipped_like_a_blank_one() -> None:
+def test_an_invisible_rendered_text_is_refused_like_an_invisible_passage() -> None:
+    """Issue 22: an invisible-only rendered text was skipped, which made the evidence differ from PRME's
+    (which scores it); the project refuses it, as it refuses such a passage given to ``verify``."""
     bundle = ContextBundle(
         rendered_context="[M1] [M2]",
         candidates=(candidate("M1", ID1, "\u200b\u200d"), candidate("M2", ID2, "The launch is Tuesday.")),
     )
-    assert [e.reference for e in bundle_evidence(bundle)] == ["M2"]
+    with pytest.raises(pydantic.ValidationError, match="visible character"):
+        bundle_evidence(bundle)
 
 
 def test_module_doctests() -> None:

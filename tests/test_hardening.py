@@ -177,21 +177,43 @@ class TestInputLimits:
 
 
 class TestScorerSeam:
-    def test_rounding_below_zero_is_clipped(self) -> None:
-        """Regression: neutral = 1 - e - c = -1.1e-16 was refused with zero tolerance."""
+    def test_a_negative_rounding_residue_is_refused_not_clipped(self) -> None:
+        """Issue 22: neutral = 1 - e - c = -1.1e-16 was clipped to 0; PRME 0.15.0 refuses any value below 0
+        (``EvidenceGroupScore.neutral`` has ``ge=0``), and a result must never rest on a repaired score."""
         entailment, contradiction = 0.07, 0.93
         neutral = 1.0 - entailment - contradiction
         assert neutral < 0
-        scores = validate_scores(np.array([[entailment, contradiction, neutral]]), 1)
-        assert scores[0, 2] == 0.0 and scores[0, 0] == entailment
+        with pytest.raises(ClaimVerificationError, match=re.escape("must be normalized to [0, 1]")):
+            validate_scores(np.array([[entailment, contradiction, neutral]]), 1)
 
-    def test_float16_rows_are_accepted_and_normalised(self) -> None:
-        """Regression: float16 scores (sums off by ~1e-3) were refused."""
+    def test_float16_rows_off_by_more_than_the_reference_tolerance_are_refused(self) -> None:
+        """Issue 22: float16 rows were renormalised; PRME refuses a row whose sum is off by more than
+        ``isclose(rel_tol=1e-5, abs_tol=1e-5)``, so the project does too (values are never rewritten)."""
         rows = np.array([[0.3333, 0.3333, 0.3333], [0.98, 0.01, 0.01]], dtype=np.float16)
         assert abs(float(rows[0].astype(np.float64).sum()) - 1.0) > 1e-5
-        scores = validate_scores(rows, 2)
-        np.testing.assert_allclose(scores.sum(axis=1), 1.0, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(scores, rows.astype(np.float64), rtol=0, atol=1e-3)
+        with pytest.raises(ClaimVerificationError, match="at row 0"):
+            validate_scores(rows, 2)
+
+    @pytest.mark.parametrize("seed", range(20))
+    def test_a_float32_softmax_is_never_refused(self, seed: int) -> None:
+        """Issue 22: a real float32 softmax must always pass (its sums are within ~1e-7 of 1)."""
+        logits = np.random.default_rng(seed).normal(0, 8, size=(256, 3)).astype(np.float32)
+        exp = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probabilities = (exp / exp.sum(axis=1, keepdims=True)).astype(np.float32)
+        assert validate_scores(probabilities, 256).tobytes() == probabilities.astype(np.float64).tobytes()
+
+    @pytest.mark.parametrize(
+        ("total", "accepted"),
+        [(1.0 + 9.9e-6, True), (1.0 - 9.9e-6, True), (1.0 + 1.02e-5, False), (1.0 - 1.02e-5, False)],
+    )
+    def test_the_sum_tolerance_is_the_references(self, total: float, accepted: bool) -> None:
+        """PRME: ``math.isclose(e + c + n, 1, rel_tol=1e-5, abs_tol=1e-5)`` (and ``np.allclose`` of the row sum)."""
+        row = [0.5, 0.25, total - 0.75]
+        if accepted:
+            assert validate_scores(np.array([row]), 1).tolist() == [row]
+        else:
+            with pytest.raises(ClaimVerificationError, match="not summing to 1"):
+                validate_scores(np.array([row]), 1)
 
     def test_exact_rows_are_returned_bit_for_bit(self) -> None:
         rows = np.array([[0.1, 0.2, 0.7], [0.98, 0.01, 0.01]])

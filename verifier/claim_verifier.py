@@ -38,6 +38,7 @@ from .types import (
 )
 from .validation import (
     InputError,
+    as_config,
     ValidRequest,
     as_of_input,
     validate_claim,
@@ -47,7 +48,11 @@ from .validation import (
 if TYPE_CHECKING:  # pragma: no cover
     from .decision.bundle import ContextBundle
 
-__all__ = ["ClaimVerifier", "EvidenceInput", "RequestInput"]
+#: A packed bundle: a :class:`~verifier.decision.bundle.ContextBundle`, a mapping or JSON text of
+#: one, PRME's ``MemoryBundle`` (duck-typed) or its dump (:func:`verifier.decision.bundle.bundle_evidence`).
+BundleInput = Union["ContextBundle", Mapping[str, Any], str, Any]
+
+__all__ = ["ClaimVerifier", "EvidenceInput", "RequestInput", "BundleInput"]
 
 EvidenceInput = Union[ClaimEvidence, Mapping[str, Any]]
 
@@ -89,12 +94,13 @@ class ClaimVerifier:
 
     def __init__(
         self,
-        config: Optional[ClaimVerificationConfig] = None,
+        config: Optional[Union[ClaimVerificationConfig, Mapping[str, Any]]] = None,
         *,
         scorer: Optional[Scorer] = None,
         runtime: Optional[RuntimeOptions] = None,
     ) -> None:
         runtime = runtime if runtime is not None else RuntimeOptions()
+        config = as_config(config)
         if scorer is None:  # the ONNX engine: resolve its directory and identity now (verifier.engine.identity)
             resolved = resolve(config, runtime)
             self.config, self.runtime = resolved.config, resolved.runtime
@@ -180,6 +186,24 @@ class ClaimVerifier:
         """Counters: ``model_calls`` (scorer invocations) and ``pairs_scored``."""
         return self._driver.stats
 
+    def predict(self, pairs: list[tuple[str, str]]) -> Any:
+        """Score ``(premise, hypothesis)`` pairs for the procedure: ``self._predict_sync(pairs)``.
+
+        Every model call of every verify method goes through here; the result
+        is checked by :func:`verifier.scoring.validate_scores` (shape ``(n, 3)``,
+        rows (entailment, contradiction, neutral), normalized).
+        """
+        return self._predict_sync(pairs)
+
+    def _predict_sync(self, pairs: Sequence[tuple[str, str]]) -> Any:
+        """The model seam PRME 0.15.0's own tests replace (``verifier._predict_sync = fake``).
+
+        Kept so that tests written against PRME run unchanged; this project's
+        own code and tests inject a scorer instead (``ClaimVerifier(scorer=...)``).
+        Returns the scorer's (n, 3) (entailment, contradiction, neutral) rows.
+        """
+        return self.scorer.score(pairs)
+
     # ----------------------------------------------------------------- planning
 
     def _one(
@@ -258,7 +282,7 @@ class ClaimVerifier:
     def verify_bundle_sync(
         self,
         claim: str,
-        bundle: "ContextBundle",
+        bundle: "BundleInput",
         *,
         evidence_refs: Optional[Sequence[str]] = None,
         requires_complete_set: bool = False,
@@ -273,14 +297,14 @@ class ClaimVerifier:
         evidence = self._bundle_evidence(bundle, evidence_refs)
         return self.verify_sync(claim, evidence, requires_complete_set=requires_complete_set, as_of=as_of)
 
-    def _bundle_evidence(self, bundle: "ContextBundle", evidence_refs: Optional[Sequence[str]]) -> tuple[ClaimEvidence, ...]:
+    def _bundle_evidence(self, bundle: "BundleInput", evidence_refs: Optional[Sequence[str]]) -> tuple[ClaimEvidence, ...]:
         from .decision.bundle import bundle_evidence
 
         return bundle_evidence(bundle, evidence_refs, max_evidence=self.config.max_evidence)
 
     @staticmethod
     def bundle_evidence(
-        bundle: "ContextBundle", evidence_refs: Optional[Sequence[str]] = None
+        bundle: "BundleInput", evidence_refs: Optional[Sequence[str]] = None
     ) -> tuple[ClaimEvidence, ...]:
         """The evidence a bundle yields under the citation rules of docs/decision.md §7 (see :mod:`verifier.decision.bundle`)."""
         from .decision.bundle import bundle_evidence
@@ -307,7 +331,7 @@ class ClaimVerifier:
     async def verify_bundle(
         self,
         claim: str,
-        bundle: "ContextBundle",
+        bundle: "BundleInput",
         *,
         evidence_refs: Optional[Sequence[str]] = None,
         requires_complete_set: bool = False,

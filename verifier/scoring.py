@@ -15,13 +15,13 @@ import json
 import math
 import threading
 from pathlib import Path
-from typing import Any, Mapping, Optional, Protocol, Sequence, Union, runtime_checkable
+from typing import Mapping, Optional, Protocol, Sequence, Union, runtime_checkable
 
 import numpy as np
 
 from .types import PROBABILITY_SUM_TOLERANCE, ClaimVerificationError
 
-__all__ = ["Scorer", "ScriptedScorer", "RecordedScorer", "validate_scores", "score_tolerance", "Probabilities"]
+__all__ = ["Scorer", "ScriptedScorer", "RecordedScorer", "validate_scores", "Probabilities"]
 
 #: (entailment, contradiction) with neutral = 1 - both, or all three.
 Probabilities = Union[tuple[float, float], tuple[float, float, float]]
@@ -42,33 +42,37 @@ class Scorer(Protocol):
         ...
 
 
-def score_tolerance(dtype: "np.dtype[Any]") -> float:
-    """How far a scorer's probabilities may stray from [0, 1] and from summing to 1.
-
-    ``max(1e-5, 8 × machine epsilon of dtype)``: 1e-5 (the result models' own
-    tolerance, docs/decision.md §1) for float32/float64 and integers, and
-    about 7.8e-3 for float16, whose rounding alone moves a row's sum that far.
-    """
-    eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else 0.0
-    return max(PROBABILITY_SUM_TOLERANCE, 8.0 * eps)
+def _row_sums_to_one(entailment: float, contradiction: float, neutral: float) -> bool:
+    """The reference's per-group check: ``math.isclose(e + c + n, 1, rel_tol=1e-5, abs_tol=1e-5)``,
+    summed left to right in (entailment, contradiction, neutral) order (PRME 0.15.0's
+    ``EvidenceGroupScore``; docs/compatibility.md)."""
+    return math.isclose(
+        entailment + contradiction + neutral, 1.0, rel_tol=PROBABILITY_SUM_TOLERANCE, abs_tol=PROBABILITY_SUM_TOLERANCE
+    )
 
 
 def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
-    """Check a scorer's output and return it as a float64 array of shape (n, 3).
+    """Check a scorer's output and return it as a float64 array of shape (n, 3), values unchanged.
 
-    Rounding is forgiven within :func:`score_tolerance` of the input dtype: a
-    value in [-tol, 0) or (1, 1 + tol] is clipped into [0, 1] (e.g. a neutral of
-    -2.8e-17 computed as ``1 - e - c``), and a row whose sum is within tol of 1
-    but not within 1e-5 (float16 rounding) is divided by its sum. Rows already
-    in [0, 1] and summing to 1 within 1e-5 are returned bit for bit, so
-    recorded scores replay exactly.
+    The checks are the reference's (PRME 0.15.0, docs/compatibility.md), and
+    nothing is repaired: no clipping, no renormalisation. A row is accepted
+    exactly when PRME accepts it: every value finite and within [0, 1], the
+    row sum within ``np.allclose(sum, 1, rtol=1e-5, atol=1e-5)`` and
+    ``math.isclose(e + c + n, 1, rel_tol=1e-5, abs_tol=1e-5)``. A float32
+    softmax always passes; values are converted to float64 exactly, so recorded
+    scores replay bit for bit.
+
+    Args:
+        scores: what the scorer returned: an array-like of shape ``(n, 3)`` of
+            (entailment, contradiction, neutral) rows, pair order.
+        expected_rows: ``n``, the number of pairs scored.
 
     Raises:
         ClaimVerificationError: not an array of real numbers (complex, bool,
-            strings and objects are refused), wrong shape,
-            non-finite values, a value outside [-tol, 1 + tol], or a row not
-            summing to 1 within tol (docs/decision.md §2). The message names the
-            first offending row.
+            strings and objects are refused), the wrong shape, a non-finite
+            value ("must return three finite probabilities per group"), a value
+            outside [0, 1] or a row not summing to 1 ("probabilities must be
+            normalized to [0, 1]"). The message names the first offending row.
     """
     try:
         raw = np.asarray(scores)
@@ -78,35 +82,38 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
         raise ClaimVerificationError(
             f"scorer returned {raw.dtype} values; expected real numbers (float or integer)"
         )
-    tolerance = score_tolerance(raw.dtype)
     # A private float64 copy: a scorer may reuse its output buffer on the next call.
     array = np.array(raw, dtype=np.float64, copy=True)
     if array.shape != (expected_rows, 3):
         raise ClaimVerificationError(
-            f"scorer returned scores of shape {array.shape}, expected ({expected_rows}, 3)"
+            f"scorer returned scores of shape {array.shape}, expected ({expected_rows}, 3): "
+            "the claim verifier must return three finite probabilities per group"
         )
     if expected_rows == 0:
         return array
     finite = np.isfinite(array).all(axis=1)
     if not finite.all():
         row = int(np.argmin(finite))
-        raise ClaimVerificationError(f"scorer returned non-finite scores at row {row}: {array[row].tolist()}")
-    in_range = ((array >= -tolerance) & (array <= 1.0 + tolerance)).all(axis=1)
-    if not in_range.all():
-        row = int(np.argmin(in_range))
-        raise ClaimVerificationError(f"scorer returned scores outside [0, 1] at row {row}: {array[row].tolist()}")
-    np.clip(array, 0.0, 1.0, out=array)
-    sums = array.sum(axis=1)
-    sums_ok = np.abs(sums - 1.0) <= tolerance
-    if not sums_ok.all():
-        row = int(np.argmin(sums_ok))
         raise ClaimVerificationError(
-            f"scorer returned scores not summing to 1 (±{tolerance:g}) at row {row}: "
-            f"{array[row].tolist()}"
+            f"scorer returned non-finite scores at row {row}: {array[row].tolist()} "
+            "(the claim verifier must return three finite probabilities per group)"
         )
-    loose = np.abs(sums - 1.0) > PROBABILITY_SUM_TOLERANCE
-    if loose.any():
-        array[loose] /= sums[loose, None]
+    in_range: list[bool] = ((array >= 0.0) & (array <= 1.0)).all(axis=1).tolist()
+    summed: list[bool] = np.isclose(
+        array.sum(axis=1), 1.0, rtol=PROBABILITY_SUM_TOLERANCE, atol=PROBABILITY_SUM_TOLERANCE
+    ).tolist()
+    for row in range(expected_rows):
+        entailment, contradiction, neutral = (float(value) for value in array[row])
+        if not in_range[row]:
+            raise ClaimVerificationError(
+                f"scorer returned scores outside [0, 1] at row {row}: {array[row].tolist()} "
+                "(claim verifier probabilities must be normalized to [0, 1])"
+            )
+        if not (summed[row] and _row_sums_to_one(entailment, contradiction, neutral)):
+            raise ClaimVerificationError(
+                f"scorer returned scores not summing to 1 (rel/abs tolerance {PROBABILITY_SUM_TOLERANCE:g}) "
+                f"at row {row}: {array[row].tolist()} (claim verifier probabilities must be normalized to [0, 1])"
+            )
     return array
 
 

@@ -29,6 +29,7 @@ from enum import Enum
 from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
 
+from pydantic_core import PydanticCustomError
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -198,9 +199,45 @@ def check_text(text: str) -> str:
     return text
 
 
-_StrippedNonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+def strip_nonempty(value: str) -> str:
+    """``value.strip()``, refused when nothing is left.
+
+    Python's :meth:`str.strip` (every character for which :meth:`str.isspace` is
+    true, ``\x1c``-``\x1f`` included) — the reference's stripping of claim,
+    evidence ``text`` and ``reference``, ``model`` and ``revision`` (PRME 0.15.0;
+    docs/compatibility.md). pydantic's own ``strip_whitespace`` strips a
+    different set (Unicode White_Space) and would change digests.
+
+    Raises:
+        pydantic_core.PydanticCustomError: nothing left after stripping
+            (``string_too_short``, as pydantic's ``min_length=1`` words it).
+    """
+    stripped = value.strip()
+    if not stripped:
+        raise PydanticCustomError(
+            "string_too_short", "String should have at least {min_length} character", {"min_length": 1}
+        )
+    return stripped
+
+
+def check_reference(reference: str) -> str:
+    """An evidence reference's rule beyond :func:`strip_nonempty`: no NUL character.
+
+    Raises:
+        ValueError: a NUL character (``\x00``), refused as in every other text field.
+    """
+    if "\x00" in reference:
+        raise ValueError(f"must not contain a NUL character (at position {reference.index(chr(0))})")
+    return reference
+
+
+#: ``min_length=1`` before stripping, as the reference declares it: pydantic then also refuses
+#: a lone surrogate ("unable to parse raw data as a unicode string"), as the reference does.
+_StrippedNonEmpty = Annotated[str, StringConstraints(min_length=1), AfterValidator(strip_nonempty)]
+#: An evidence reference: stripped, non-empty, no NUL (also a bundle candidate's reference).
+Reference = Annotated[str, StringConstraints(min_length=1), AfterValidator(strip_nonempty), AfterValidator(check_reference)]
 #: An evidence text: stripped, with a visible character, no NUL.
-_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(check_text)]
+_Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(strip_nonempty), AfterValidator(check_text)]
 _Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 #: Strict: a threshold given as a string or a bool is a caller's mistake, not a number.
 _Threshold = Annotated[float, Field(ge=0.5, le=1.0, allow_inf_nan=False, strict=True)]
@@ -245,7 +282,7 @@ class ClaimEvidence(BaseModel):
 
     model_config = _FROZEN
 
-    reference: _StrippedNonEmpty
+    reference: Reference
     memory_id: UUID
     text: _Text
     source_type: Optional[SourceType] = None
@@ -258,10 +295,10 @@ class ClaimEvidence(BaseModel):
 
 def _check_distribution(entailment: float, contradiction: float, neutral: float) -> None:
     total = entailment + contradiction + neutral
-    if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=PROBABILITY_SUM_TOLERANCE):
+    if not math.isclose(total, 1.0, rel_tol=PROBABILITY_SUM_TOLERANCE, abs_tol=PROBABILITY_SUM_TOLERANCE):
         raise ValueError(
-            f"entailment + contradiction + neutral must sum to 1 within "
-            f"{PROBABILITY_SUM_TOLERANCE:g}, got {total!r}"
+            f"NLI probabilities must sum to one: entailment + contradiction + neutral must be 1 within "
+            f"{PROBABILITY_SUM_TOLERANCE:g} (relative and absolute), got {total!r}"
         )
 
 

@@ -16,6 +16,7 @@ a malformed field; :func:`describe_validation_error` words the latter for users.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Optional, Sized, Union
 from uuid import UUID
@@ -39,6 +40,8 @@ __all__ = [
     "validate_evidence",
     "validate_request",
     "as_of_input",
+    "as_evidence",
+    "as_config",
     "describe_validation_error",
     "strip_pydantic_links",
     "PYDANTIC_WORDS",
@@ -118,6 +121,44 @@ def as_of_input(value: Any) -> Optional[datetime]:
         raise InputError(str(exc), field="as_of") from None
 
 
+def _foreign_model(value: object) -> bool:
+    """A pydantic model of another library (e.g. PRME's ``ClaimEvidence``): has ``model_dump``, is no mapping."""
+    return not isinstance(value, Mapping) and callable(getattr(value, "model_dump", None))
+
+
+def _plain_values(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Enum members as their values (another library's ``str`` enums), everything else unchanged."""
+    return {key: (value.value if isinstance(value, Enum) else value) for key, value in data.items()}
+
+
+def as_evidence(item: Any) -> ClaimEvidence:
+    """One passage as :class:`ClaimEvidence`: itself, a mapping, or a same-shaped model of another
+    library (PRME's ``ClaimEvidence``: its ``model_dump()`` is validated; docs/compatibility.md).
+
+    Raises:
+        pydantic.ValidationError: a malformed passage (names the field).
+    """
+    if isinstance(item, ClaimEvidence):
+        return item
+    if _foreign_model(item):
+        return ClaimEvidence.model_validate(_plain_values(item.model_dump()))
+    return ClaimEvidence.model_validate(item)
+
+
+def as_config(config: Any) -> Optional[ClaimVerificationConfig]:
+    """The decision configuration: ``None``, a :class:`ClaimVerificationConfig`, a mapping of its
+    fields, or a same-shaped model of another library (PRME's ``ClaimVerificationConfig``).
+
+    Raises:
+        pydantic.ValidationError: a field outside its limit, or an unknown field.
+    """
+    if config is None or isinstance(config, ClaimVerificationConfig):
+        return config
+    if _foreign_model(config):
+        return ClaimVerificationConfig.model_validate(config.model_dump())
+    return ClaimVerificationConfig.model_validate(config)
+
+
 def validate_claim(claim: object, limits: InputLimits = _DEFAULT_LIMITS) -> str:
     """Return the stripped claim.
 
@@ -131,7 +172,9 @@ def validate_claim(claim: object, limits: InputLimits = _DEFAULT_LIMITS) -> str:
         raise InputError(f"claim must be a string, got {type(claim).__name__}", field="claim")
     stripped = claim.strip()
     if not stripped:
-        raise InputError("claim must not be empty", field="claim", reason="claim is empty")
+        raise InputError(
+            "claim must not be empty (claim must be nonempty after stripping)", field="claim", reason="claim is empty"
+        )
     if len(stripped) > limits.max_claim_chars:
         raise _too_long("claim", "claim", len(stripped), "max_claim_chars", limits.max_claim_chars)
     if not has_visible_text(stripped):
@@ -176,7 +219,8 @@ def validate_evidence(
         )
     def too_many(count: str) -> InputError:
         return InputError(
-            f"evidence has {count} passages, more than max_evidence={config.max_evidence}",
+            f"evidence has {count} passages, more than max_evidence={config.max_evidence} "
+            f"(evidence count exceeds configured maximum {config.max_evidence})",
             field="evidence",
             reason=f"{count} passages exceed max_evidence={config.max_evidence}",
         )
@@ -187,7 +231,7 @@ def validate_evidence(
     for item in evidence:
         if len(items) == config.max_evidence:  # a generator: never parse past the limit
             raise too_many(f"more than {config.max_evidence}")
-        items.append(item if isinstance(item, ClaimEvidence) else ClaimEvidence.model_validate(item))
+        items.append(as_evidence(item))
     for index, item in enumerate(items):
         if len(item.text) > limits.max_passage_chars:
             raise _too_long(f"evidence.{index}.text", f"evidence {index} text", len(item.text), "max_passage_chars", limits.max_passage_chars)
@@ -201,13 +245,13 @@ def validate_evidence(
     for index, item in enumerate(items):
         if item.reference in references:
             raise InputError(
-                f"evidence reference {item.reference!r} is repeated",
+                f"evidence reference {item.reference!r} is repeated (duplicate evidence reference: {item.reference})",
                 field=f"evidence.{index}.reference",
                 reason=f"reference {item.reference!r} repeats evidence.{references[item.reference]}",
             )
         if item.memory_id in memory_ids:
             raise InputError(
-                f"evidence memory_id {item.memory_id} is repeated",
+                f"evidence memory_id {item.memory_id} is repeated (duplicate evidence memory: {item.memory_id})",
                 field=f"evidence.{index}.memory_id",
                 reason=f"memory_id {item.memory_id} repeats evidence.{memory_ids[item.memory_id]}",
             )

@@ -27,28 +27,33 @@ fields are rejected)::
       ]
     }
 
-Citation rules (:func:`bundle_evidence`):
+Citation rules (:func:`bundle_evidence`; exactly PRME 0.15.0's, docs/compatibility.md):
 
-* a candidate is *cited* when its reference occurs in ``rendered_context`` as
-  ``"ref"`` (double-quoted, which covers a JSON ``"id":"ref"`` field),
-  ``[ref]`` (bracketed), or as its JSON string literal (``json.dumps(ref)``,
-  which differs from ``"ref"`` only for references containing quotes,
-  backslashes or control characters);
-* only cited candidates with a non-blank ``rendered_text`` become evidence, and
-  the evidence text is ``rendered_text`` — never hidden full text;
-* a bundle that has candidates but cites none of them was rendered without
-  citations: :class:`ValueError`;
-* ``evidence_refs`` narrows the evidence to the named candidates; a name that
-  matches no candidate is a :class:`ValueError`; a named candidate that is not
-  cited or has no rendered text is skipped like any other;
-* evidence keeps the bundle's candidate order (never ``evidence_refs`` order),
-  since caller order is digested (docs/audit.md).
+* a candidate is *cited* when its reference, exactly as the bundle names it,
+  occurs in ``rendered_context`` as ``"ref"`` (double-quoted, which covers a
+  JSON ``"id":"ref"`` field) or ``[ref]`` (bracketed);
+* only cited candidates with a ``rendered_text`` become evidence, in bundle
+  order, a memory id already taken skipped; the evidence text is
+  ``rendered_text`` — never hidden full text — and must be a valid passage
+  text (a blank one is refused);
+* a :class:`ContextBundle` that has candidates but cites none of them was
+  rendered without citations: :class:`ValueError` (a PRME ``MemoryBundle``
+  has its own check, ``ensure_citable``);
+* ``evidence_refs`` selects evidence **in its own order**; a name that is not
+  a cited candidate with rendered text is a :class:`ValueError` ("Unknown
+  context reference"); a repeated name yields a repeated passage, which the
+  verifier refuses as a duplicate evidence reference.
+
+Besides :class:`ContextBundle`, :func:`bundle_evidence` accepts a mapping or
+JSON text of one, PRME's ``MemoryBundle`` (duck-typed, :mod:`verifier.decision.packed`)
+and a ``MemoryBundle`` dump.
 
 Exceptions::
 
+    TypeError                      not an accepted kind of bundle
     ValueError
      ├── pydantic.ValidationError  malformed bundle JSON, unknown field,
-     │                             repeated candidate reference
+     │                             repeated candidate reference, blank text
      └── ValueError                rendered without citations, unknown
                                    evidence_refs entry (both name references)
 
@@ -73,17 +78,20 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Iterable, Optional
+from typing import Annotated, Any, Iterable, Mapping, Optional
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType, has_visible_text
+from ..types import ClaimEvidence, EpistemicType, LifecycleState, Reference, SourceType
+from .packed import MemoryBundleRecord, Packed, PackedCandidate, is_memory_bundle, read_memory_bundle
 
 __all__ = [
     "BundleCandidate",
     "ContextBundle",
     "BundleClaimRequest",
+    "ACCEPTED_BUNDLES",
+    "packed_bundle",
     "citation_forms",
     "is_cited",
     "CitationIndex",
@@ -91,7 +99,6 @@ __all__ = [
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-_StrippedNonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
 class BundleCandidate(BaseModel):
@@ -111,7 +118,7 @@ class BundleCandidate(BaseModel):
 
     model_config = _FROZEN
 
-    reference: _StrippedNonEmpty
+    reference: Reference
     memory_id: UUID
     rendered_text: Optional[str] = None
     source_type: Optional[SourceType] = None
@@ -176,29 +183,84 @@ class BundleClaimRequest(BaseModel):
     requires_complete_set: Annotated[bool, Field(strict=True)] = False
 
 
+#: What :func:`bundle_evidence` and ``ClaimVerifier.verify_bundle`` accept, for error messages.
+ACCEPTED_BUNDLES = (
+    "a verifier ContextBundle, a mapping or JSON text in its format, "
+    "a PRME MemoryBundle (MemoryEngine.retrieve(...).bundle) or its model_dump() as a mapping or JSON text"
+)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"bundle JSON repeats the key {key!r}")
+        seen[key] = value
+    return seen
+
+
+def packed_bundle(bundle: Any) -> Packed:
+    """Any accepted kind of bundle as the context string and candidates the citation rules read.
+
+    Raises:
+        TypeError: not an accepted kind (:data:`ACCEPTED_BUNDLES`).
+        ValueError: malformed JSON text (a repeated key included) or a malformed
+            mapping (``pydantic.ValidationError``), or a ``MemoryBundle`` that
+            ``ensure_citable()`` refuses.
+    """
+    if isinstance(bundle, (str, bytes, bytearray)):
+        try:
+            bundle = json.loads(bundle, object_pairs_hook=_no_duplicate_keys)
+        except RecursionError:
+            raise ValueError("bundle JSON is nested too deeply") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"bundle is not valid JSON: {exc}") from None
+    if isinstance(bundle, Mapping):
+        if "sections" in bundle and "candidates" not in bundle:
+            return read_memory_bundle(MemoryBundleRecord.model_validate(dict(bundle)))
+        bundle = ContextBundle.model_validate(dict(bundle))
+    if isinstance(bundle, ContextBundle):
+        return Packed(
+            context=bundle.rendered_context,
+            candidates=tuple(
+                PackedCandidate(
+                    reference=c.reference,
+                    memory_id=c.memory_id,
+                    rendered_text=c.rendered_text,
+                    source_type=c.source_type,
+                    epistemic_type=c.epistemic_type,
+                    lifecycle_state=c.lifecycle_state,
+                    event_time=c.event_time,
+                    valid_from=c.valid_from,
+                    valid_to=c.valid_to,
+                )
+                for c in bundle.candidates
+            ),
+            require_citations=True,
+        )
+    if is_memory_bundle(bundle):
+        return read_memory_bundle(bundle)
+    raise TypeError(f"bundle must be {ACCEPTED_BUNDLES}; got {type(bundle).__module__}.{type(bundle).__qualname__}")
+
+
 def citation_forms(reference: str) -> tuple[str, ...]:
-    """The strings whose presence in a rendered context cites ``reference``.
+    """The strings whose presence in a rendered context cites ``reference`` (PRME 0.15.0's three).
 
     Args:
-        reference: a candidate reference (already stripped).
+        reference: a candidate reference, exactly as the bundle names it.
 
     Returns:
-        ``('"ref"', '[ref]')`` plus the JSON string literal of ``ref`` when it
-        differs from ``"ref"`` (references with quotes, backslashes or control
-        characters). ``"id":"ref"`` contains ``"ref"`` and needs no form of its own.
+        ``('"ref"', '[ref]', '"id":"ref"')``. (The third contains the first; it
+        is listed because the reference lists it.)
     """
-    forms = [f'"{reference}"', f"[{reference}]"]
-    literal = json.dumps(reference, ensure_ascii=False)
-    if literal not in forms:
-        forms.append(literal)
-    return tuple(forms)
+    return (f'"{reference}"', f"[{reference}]", f'"id":"{reference}"')
 
 
 def is_cited(reference: str, rendered_context: str) -> bool:
     """Whether ``rendered_context`` cites ``reference`` (docs/decision.md §7).
 
     Args:
-        reference: a candidate reference.
+        reference: a candidate reference, exactly as the bundle names it (not stripped).
         rendered_context: the exact rendered context string.
 
     Returns:
@@ -212,9 +274,6 @@ def is_cited(reference: str, rendered_context: str) -> bool:
         >>> is_cited("M1", "[M10] text")
         False
     """
-    reference = reference.strip()
-    if not reference:
-        return False
     return any(form in rendered_context for form in citation_forms(reference))
 
 
@@ -226,8 +285,8 @@ class CitationIndex:
     of a reference without brackets occurs exactly when ``ref`` is the text of
     an innermost bracket pair. Both sets are built by one scan of the context,
     so checking thousands of candidates costs one pass over it. References with
-    quotes or brackets, and those whose JSON literal differs, fall back to a
-    substring search of their forms (same answer, slower).
+    quotes or brackets fall back to a substring search of their forms (same
+    answer, slower).
     """
 
     _INNERMOST = re.compile(r"\[([^\[\]]*)\]")
@@ -239,45 +298,50 @@ class CitationIndex:
 
     def cites(self, reference: str) -> bool:
         """Whether the context cites ``reference`` (exactly :func:`is_cited`)."""
-        reference = reference.strip()
-        if not reference:
-            return False
-        plain = not any(char in reference for char in '"[]')
-        if plain and json.dumps(reference, ensure_ascii=False) == f'"{reference}"':
+        if not any(char in reference for char in '"[]'):
             return reference in self._quoted or reference in self._bracketed
         return any(form in self._context for form in citation_forms(reference))
 
 
 def bundle_evidence(
-    bundle: ContextBundle,
+    bundle: Any,
     evidence_refs: Optional[Iterable[str]] = None,
     *,
     max_evidence: Optional[int] = None,
 ) -> tuple[ClaimEvidence, ...]:
-    """The evidence a bundle supplies for a claim (docs/decision.md §7).
+    """The evidence a bundle supplies for a claim (docs/decision.md §7; PRME 0.15.0's rules).
 
     Args:
-        bundle: the packed context.
-        evidence_refs: optional candidate references to restrict the evidence
-            to (any order, repeats ignored); ``None`` uses every cited candidate.
-        max_evidence: refuse more passages than this (checked before any
-            passage is built; the verifier passes its configuration's limit).
+        bundle: a :class:`ContextBundle`; a mapping or JSON text in its format;
+            PRME's ``MemoryBundle`` as ``MemoryEngine.retrieve(...).bundle``
+            returns it (duck-typed: ``sections``, ``context_references``,
+            ``render()``, ``ensure_citable()``; ``prme`` is never imported); or a
+            mapping or JSON text of a ``MemoryBundle`` dump (``model_dump(mode="json")``).
+        evidence_refs: optional references selecting the evidence, **in this
+            order** (PRME follows ``evidence_refs``); ``None`` uses every cited
+            candidate in bundle order. A repeated reference yields a repeated
+            passage, which the verifier then refuses as a duplicate evidence
+            reference.
+        max_evidence: refuse more passages than this ("evidence count exceeds
+            configured maximum N"; the verifier passes its configuration's limit).
 
     Returns:
-        One :class:`ClaimEvidence` per candidate that is cited in
-        ``bundle.rendered_context``, has a ``rendered_text`` with a visible
-        character (:func:`verifier.types.has_visible_text`) and (if
-        ``evidence_refs`` is given) is named there, in bundle order. Its
-        ``text`` is the candidate's ``rendered_text``; reference, memory id and
-        typed provenance are copied unchanged.
+        One :class:`ClaimEvidence` per candidate, in bundle order (sections in
+        order, candidates in order, a memory already taken skipped), that has a
+        ``rendered_text`` and whose reference occurs in the rendered context as
+        ``"ref"``, ``[ref]`` or ``"id":"ref"``. Its ``text`` is the
+        candidate's ``rendered_text`` (never hidden full text); reference,
+        memory id and typed provenance are copied.
 
     Raises:
-        ValueError: the bundle has candidates but its rendered context cites
-            none of them (it was rendered without citations); an
-            ``evidence_refs`` entry names no candidate of the bundle; or a
-            selected candidate's ``rendered_text`` contains a NUL character; or
-            more than ``max_evidence`` passages would result. The message names
-            the reference(s) or the limit.
+        TypeError: ``bundle`` is none of the accepted kinds (the message lists them).
+        ValueError: a ``ContextBundle`` with candidates cites none of them (it
+            was rendered without citations); a ``MemoryBundle`` in reader format
+            has no citation references (``ensure_citable``); an
+            ``evidence_refs`` entry is not a cited candidate ("Unknown context
+            reference: REF"); a selected candidate's text is blank or has only
+            invisible characters or a NUL (``pydantic.ValidationError``); more
+            than ``max_evidence`` passages.
 
     Example:
         >>> from uuid import UUID
@@ -287,50 +351,27 @@ def bundle_evidence(
         ...
         ValueError: bundle was rendered without citations: none of its candidate references ('M1') appears in rendered_context as "ref", [ref] or "id":"ref"
     """
-    candidates = bundle.candidates
-    index = CitationIndex(bundle.rendered_context)
-    cited = [index.cites(candidate.reference) for candidate in candidates]
-    if candidates and not any(cited):
-        names = ", ".join(repr(candidate.reference) for candidate in candidates[:5])
-        more = f" and {len(candidates) - 5} more" if len(candidates) > 5 else ""
+    packed = packed_bundle(bundle)
+    index = CitationIndex(packed.context)
+    if packed.require_citations and packed.candidates and not any(index.cites(c.reference) for c in packed.candidates):
+        names = ", ".join(repr(candidate.reference) for candidate in packed.candidates[:5])
+        more = f" and {len(packed.candidates) - 5} more" if len(packed.candidates) > 5 else ""
         raise ValueError(
             "bundle was rendered without citations: none of its candidate references "
             f'({names}{more}) appears in rendered_context as "ref", [ref] or "id":"ref"'
         )
-
-    selected: Optional[set[str]] = None
-    if evidence_refs is not None:
-        if isinstance(evidence_refs, str):
-            raise ValueError("evidence_refs must be a sequence of references, not a single string")
-        requested = [str(ref).strip() for ref in evidence_refs]
-        known = {candidate.reference for candidate in candidates}
-        unknown = [ref for ref in dict.fromkeys(requested) if ref not in known]
-        if unknown:
-            names = ", ".join(repr(ref) for ref in unknown)
-            raise ValueError(f"evidence_refs names no candidate of the bundle: {names}")
-        selected = set(requested)
-
-    chosen = [
-        candidate
-        for candidate, is_cited_here in zip(candidates, cited)
-        if is_cited_here
-        and candidate.rendered_text is not None
-        and has_visible_text(candidate.rendered_text)
-        and (selected is None or candidate.reference in selected)
-    ]
-    if max_evidence is not None and len(chosen) > max_evidence:
-        raise ValueError(f"bundle yields {len(chosen)} passages, more than max_evidence={max_evidence}")
     evidence: list[ClaimEvidence] = []
-    for candidate in chosen:
-        text = candidate.rendered_text
-        assert text is not None
-        if "\x00" in text:
-            raise ValueError(f"candidate {candidate.reference!r}: rendered_text must not contain a NUL character")
+    seen: set[UUID] = set()
+    for candidate in packed.candidates:
+        if candidate.memory_id in seen or candidate.rendered_text is None:
+            continue
+        if not index.cites(candidate.reference):
+            continue
         evidence.append(
             ClaimEvidence(
                 reference=candidate.reference,
                 memory_id=candidate.memory_id,
-                text=text,
+                text=candidate.rendered_text,
                 source_type=candidate.source_type,
                 epistemic_type=candidate.epistemic_type,
                 lifecycle_state=candidate.lifecycle_state,
@@ -338,5 +379,24 @@ def bundle_evidence(
                 valid_from=candidate.valid_from,
                 valid_to=candidate.valid_to,
             )
+        )
+        seen.add(candidate.memory_id)
+    if evidence_refs is not None:
+        if isinstance(evidence_refs, (str, bytes)):
+            raise ValueError("evidence_refs must be a sequence of references, not a single string")
+        by_reference = {item.reference: item for item in evidence}
+        selected: list[ClaimEvidence] = []
+        for reference in evidence_refs:
+            if not isinstance(reference, str) or reference not in by_reference:
+                raise ValueError(
+                    f"evidence_refs names no candidate of the bundle: {reference!r} "
+                    f"(Unknown context reference: {reference}; only cited candidates with rendered text can be named)"
+                )
+            selected.append(by_reference[reference])
+        evidence = selected
+    if max_evidence is not None and len(evidence) > max_evidence:
+        raise ValueError(
+            f"evidence count exceeds configured maximum {max_evidence}: the bundle yields {len(evidence)} "
+            f"passages, more than max_evidence={max_evidence}"
         )
     return tuple(evidence)

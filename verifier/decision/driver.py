@@ -152,6 +152,11 @@ class VerifierHost(Protocol):
     @property
     def scorer(self) -> Scorer: ...
 
+    @property
+    def has_scorer(self) -> bool: ...
+
+    def predict(self, pairs: list[tuple[str, str]]) -> Any: ...
+
 
 class ClaimDriver:
     """Validates requests, runs their procedures in lockstep rounds and scores each round once.
@@ -181,10 +186,10 @@ class ClaimDriver:
                 returned invalid scores.
         """
         pairs = [(premise, claim) for premise, claim in zip(premises, claims)]
-        scorer = self.host.scorer
+        predict = self.host.predict
         try:
             timeout = self.host.runtime.score_timeout_s
-            raw = scorer.score(pairs) if timeout is None else call_with_deadline(scorer.score, pairs, timeout)
+            raw = predict(pairs) if timeout is None else call_with_deadline(predict, pairs, timeout)
         except ClaimVerificationError:
             raise
         except Exception as exc:  # any scorer failure is an inference failure (docs/decision.md §1)
@@ -195,8 +200,11 @@ class ClaimDriver:
             self._pairs_scored += len(pairs)
         return scores
 
-    def resolved_revision(self) -> str:
-        """The scorer's ``resolved_revision`` if it has one, else the configured revision."""
+    def resolved_revision(self) -> Optional[str]:
+        """The scorer's ``resolved_revision`` if it has one, else the configured revision; ``None``
+        when no scorer was ever built (the host's ``predict`` was replaced, as PRME's tests do)."""
+        if not self.host.has_scorer:
+            return None
         revision = getattr(self.host.scorer, "resolved_revision", None)
         return str(revision) if revision else self.host.config.revision
 
