@@ -1163,3 +1163,22 @@ def test_unknown_option_is_reported_by_the_subcommand() -> None:
     proc = run_cli("--frobnicate", "info")
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1] == "python -m verifier: error: unrecognized arguments: --frobnicate"
+
+
+def test_a_repeated_key_in_an_input_row_is_invalid_json(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (trust on every surface, item 4): ``{"claim": A, ..., "claim": B}`` was verified as B, while
+    another parser reads A. Every reader refuses it, naming the key and the line."""
+    line = json.dumps(good_row(2))
+    doubled = line[:-1] + ', "claim": "The deployment date is May 5."}'
+    source = write_jsonl(tmp_path / "in.jsonl", [good_row(1), doubled])
+    code, out, err = run_main(capsys, "verify", str(source), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
+    assert (code, out) == (2, "")
+    column = len(line) + 2
+    assert err.splitlines()[0] == f"error: {source} line 2: invalid JSON: duplicate key 'claim' in a JSON object (column {column})"
+    nested = tmp_path / "rows.json"
+    nested.write_text('[\n  {"claim": "x",\n   "evidence": [{"reference": "M1", "reference": "M2"}]}\n]\n', encoding="utf-8")
+    code, _, err = run_main(capsys, "verify", str(nested), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
+    assert code == 2
+    assert err.splitlines()[0] == f"error: {nested} line 3: invalid JSON: duplicate key 'reference' in a JSON object (column 37)"

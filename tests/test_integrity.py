@@ -122,6 +122,35 @@ class TestPathsStayInside:
         os.symlink("real.onnx", tiny_model_copy / "model.onnx")
         assert OnnxScorer(tiny_model_copy).score(PAIRS).shape == (2, 3)
 
+    def test_a_manifest_that_resolves_outside_is_refused(self, tiny_model_copy: Path, tmp_path: Path) -> None:
+        """Regression (trust on every surface, item 18): manifest.json as a symlink to a file outside the
+        directory loaded and verified, though every file's real path must lie inside. Whoever can place a
+        link there could point the manifest at digests of their choosing."""
+        outside = tmp_path / "elsewhere" / MANIFEST_NAME
+        outside.parent.mkdir()
+        (tiny_model_copy / MANIFEST_NAME).rename(outside)
+        os.symlink(outside, tiny_model_copy / MANIFEST_NAME)
+        expected = f"{MANIFEST_NAME} resolves to {outside}, outside the model directory {tiny_model_copy}"
+        with pytest.raises(ClaimVerificationError, match=re.escape(expected)):
+            ModelDirectory.open(tiny_model_copy)
+        with pytest.raises(ClaimVerificationError, match=re.escape(expected)):
+            OnnxScorer(tiny_model_copy).load()
+        with pytest.raises(ValueError, match=re.escape(expected)):
+            read_manifest(tiny_model_copy)
+        # A manifest linked to a file inside the directory is its own file, and loads.
+        (tiny_model_copy / MANIFEST_NAME).unlink()
+        outside.rename(tiny_model_copy / "manifest.real.json")
+        os.symlink("manifest.real.json", tiny_model_copy / MANIFEST_NAME)
+        assert ModelDirectory.open(tiny_model_copy).manifest.model
+
+    def test_a_repeated_key_in_the_manifest_is_refused(self, tiny_model_copy: Path) -> None:
+        """Regression (item 4): a manifest that repeats a key was read as its last value."""
+        text = (tiny_model_copy / MANIFEST_NAME).read_text(encoding="utf-8").rstrip()
+        assert text.endswith("}")
+        (tiny_model_copy / MANIFEST_NAME).write_text(text[:-1] + ', "model": "someone/else"}', encoding="utf-8")
+        with pytest.raises(ClaimVerificationError, match="duplicate key 'model' in a JSON object"):
+            ModelDirectory.open(tiny_model_copy)
+
 
 class TestWhatRunsIsWhatWasVerified:
     def test_a_swap_after_verification_does_not_change_what_runs(self, tiny_model_copy: Path, tiny_bert_model_dir: Path) -> None:

@@ -9,6 +9,7 @@ judged the same way everywhere. The row format is described in
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -16,10 +17,11 @@ from pydantic import ValidationError
 
 from .decision.bundle import BundleClaimRequest, bundle_evidence
 from .options import InputLimits
+from .strictjson import loads
 from .types import ClaimVerificationConfig
 from .validation import InputError, ValidRequest, describe_validation_error, validate_request
 
-__all__ = ["InputRow", "InvalidRow", "parse_row", "validation_problem"]
+__all__ = ["InputRow", "InvalidRow", "decode_json", "parse_line", "parse_row", "validation_problem"]
 
 
 def validation_problem(exc: ValidationError) -> tuple[Optional[str], str]:
@@ -69,6 +71,37 @@ class InvalidRow:
         if self.field:
             where += f": field {self.field}"
         return f"{where}: {self.message}"
+
+
+def decode_json(line: int, text: "str | bytes", *, whole_file: bool = False) -> Any:
+    """The JSON value of one input line (or a whole ``.json`` document), or an :class:`InvalidRow` saying why not.
+
+    Parsed by :func:`verifier.strictjson.loads`: an object that repeats a key is
+    invalid JSON, never "the last value wins". For a whole document the row's
+    line is where the error is; else ``line``.
+    """
+    try:
+        return loads(text)
+    except json.JSONDecodeError as exc:
+        return InvalidRow(exc.lineno if whole_file else line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
+    except RecursionError:
+        return InvalidRow(line, None, "invalid JSON: nested too deeply")
+
+
+def parse_line(
+    line: int, text: str, config: ClaimVerificationConfig, limits: InputLimits = InputLimits()
+) -> "InputRow | InvalidRow | None":
+    """One JSON Lines input line (its newline included or not), decoded and validated; ``None`` for a blank line.
+
+    The one reading of a line, shared by ``verify`` and the Ray workers, so
+    both see the same row whatever its field types.
+    """
+    if not text.strip():
+        return None
+    value = decode_json(line, text.rstrip())
+    if isinstance(value, InvalidRow):
+        return value
+    return parse_row(line, value, config, "line", limits)
 
 
 def _from_validation_error(line: int, exc: ValidationError, unit: str = "line") -> InvalidRow:

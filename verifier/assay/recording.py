@@ -27,6 +27,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from .. import strictjson
 from ..scoring import Scorer, validate_scores
 from ..types import ClaimVerificationError
 
@@ -136,7 +137,7 @@ def read_scores(path: Path) -> tuple[dict[Pair, Row], ScoreIdentity]:
     """
     meta_file = meta_path(path)
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        meta = strictjson.loads(meta_file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"{path} has no sidecar {meta_file.name}: the scores cannot be tied to a model") from None
     except (OSError, ValueError) as exc:
@@ -151,7 +152,7 @@ def read_scores(path: Path) -> tuple[dict[Pair, Row], ScoreIdentity]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = strictjson.loads(line)
             records[(str(item["premise"]), str(item["hypothesis"]))] = (
                 float(item["entailment"]),
                 float(item["contradiction"]),

@@ -16,11 +16,11 @@ report of a registered run binds ``registration_sha256``.
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
+from .. import strictjson
 from ..decision import audit
 from ..types import ClaimVerificationConfig
 from .constraints import parse_constraint
@@ -64,7 +64,7 @@ def read_registration(path: Path) -> dict[str, Any]:
         ValueError: unreadable, not a registration, or edited (digest mismatch).
     """
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = strictjson.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"registration {path} does not exist") from None
     except (OSError, ValueError) as exc:

@@ -43,6 +43,7 @@ from ..assay.report import assemble, write_report
 from ..assay.runner import AssayPlan, count_missing, run_assay
 from ..assay.sweep import entailment_policies, parse_grid, refutation_policies
 from ..engine.manifest import MANIFEST_NAME
+from .. import strictjson
 from ..options import InputLimits
 from ..types import ClaimVerificationConfig, EntailmentPolicy, RefutationPolicy
 from .common import Context, add_limits, add_model_dir, int_range, prepare, threads, threshold
@@ -130,7 +131,7 @@ def read_labelled(source: str, config: ClaimVerificationConfig, limits: InputLim
             lines.append("")
             continue
         try:
-            value = json.loads(text)
+            value = strictjson.loads(text)
         except (ValueError, RecursionError):
             lines.append(text.rstrip("\r\n"))  # read_requests words the JSON error with this line number
             continue

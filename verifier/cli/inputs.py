@@ -38,7 +38,9 @@ Input is UTF-8, with or without a byte-order mark. One line (or a whole
 :class:`~verifier.options.InputLimits`); a longer one stops the run with exit
 2 before any model work, even with ``--skip-invalid``, since the rest of such
 a line is never read into memory. JSON nested deeper than Python's parser
-allows is an invalid row, not a crash.
+allows is an invalid row, not a crash, and so is an object that repeats a key
+(``invalid JSON: duplicate key 'claim' in a JSON object``: other parsers may
+read the first value where Python reads the last; :mod:`verifier.strictjson`).
 
 Every row is validated once, by :func:`verifier.validation.validate_request`
 (the checks of docs/decision.md §2: non-empty claim that is valid Unicode
@@ -54,18 +56,17 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import json
 import os
 import stat
 import sys
 import tempfile
 import uuid
-from typing import IO, Any, Iterator, Optional, Sequence, Union
+from typing import IO, Iterator, Optional, Sequence, Union
 
 
 from ..options import InputLimits
 from ..types import ClaimVerificationConfig
-from ..rows import InputRow, InvalidRow, parse_row
+from ..rows import InputRow, InvalidRow, decode_json, parse_line, parse_row
 from .errors import UsageError, err
 
 __all__ = [
@@ -103,23 +104,8 @@ def cli_memory_id(text: str) -> uuid.UUID:
     return uuid.uuid5(CLI_EVIDENCE_NAMESPACE, text.strip())
 
 
-def _json_error(line: int, exc: json.JSONDecodeError, *, whole_file: bool) -> InvalidRow:
-    if whole_file:
-        return InvalidRow(exc.lineno, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
-    return InvalidRow(line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
-
-
 class LineTooLong(UsageError):
     """A line (or a whole ``.json`` file) exceeds ``max_request_bytes``."""
-
-
-def _loads(line: int, text: str, *, whole_file: bool) -> "Any | InvalidRow":
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        return _json_error(line, exc, whole_file=whole_file)
-    except RecursionError:
-        return InvalidRow(line, None, "invalid JSON: nested too deeply")
 
 
 def _lines(stream: Union[IO[str], IO[bytes]], limit: int, source: str) -> Iterator[tuple[int, str]]:
@@ -190,7 +176,7 @@ def read_requests(
                 raise UsageError(f"error: input file {source} is not UTF-8 text: {exc.reason}") from None
         elif data.startswith("\ufeff"):
             data = data[1:]
-        document = _loads(0, data, whole_file=True)
+        document = decode_json(0, data, whole_file=True)
         if isinstance(document, InvalidRow):
             yield document
             return
@@ -199,13 +185,9 @@ def read_requests(
             yield parse_row(number, item, config, "item", limits)
         return
     for number, text in _lines(stream, limit, source):
-        if not text.strip():
-            continue
-        value = _loads(number, text.rstrip(), whole_file=False)
-        if isinstance(value, InvalidRow):
-            yield value
-            continue
-        yield parse_row(number, value, config, "line", limits)
+        item = parse_line(number, text, config, limits)
+        if item is not None:
+            yield item
 
 
 @contextlib.contextmanager

@@ -38,6 +38,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..strictjson import loads as strict_loads
 from .manifest import ParityReport
 
 __all__ = [
@@ -203,7 +204,7 @@ def parse_golden(data: "bytes | str") -> Golden:
             message names the pair index).
     """
     try:
-        document: Any = json.loads(data)
+        document: Any = strict_loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise GoldenFormatError(f"not JSON: {exc}") from None
     if not isinstance(document, dict) or document.get("format_version") != GOLDEN_FORMAT_VERSION:

@@ -32,7 +32,7 @@ from typing import Optional
 
 from pydantic import ValidationError
 
-from .manifest import MANIFEST_NAME, Manifest
+from .manifest import MANIFEST_NAME, Manifest, manifest_bytes
 from ..messages import describe_validation_error
 from ..options import RuntimeOptions
 from ..types import ClaimVerificationConfig, ClaimVerificationError
@@ -66,11 +66,13 @@ def read_manifest_if_present(model_dir: Path) -> Optional[Manifest]:
     if not path.is_file():
         raise ClaimVerificationError(f"{where(path)} is not a file")
     try:
-        return Manifest.model_validate_json(path.read_bytes())
+        return Manifest.model_validate_json(manifest_bytes(model_dir))
     except ValidationError as exc:
         field, message, _ = describe_validation_error(exc)
         detail = f"field {field}: {message}" if field else message
         raise ClaimVerificationError(f"{where(path)} is not a valid manifest: {detail}") from exc
+    except ValueError as exc:  # outside the directory, or a repeated key
+        raise ClaimVerificationError(f"{where(path)} is not a valid manifest: {exc}") from exc
     except OSError as exc:
         raise ClaimVerificationError(f"cannot read {where(path)}: {exc.strerror or exc}") from exc
 

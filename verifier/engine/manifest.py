@@ -18,6 +18,9 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from ..strictjson import DuplicateKeyError
+from ..strictjson import loads as strict_loads
+
 __all__ = [
     "MANIFEST_NAME",
     "MANIFEST_FORMAT_VERSION",
@@ -34,6 +37,7 @@ __all__ = [
     "sha256_file",
     "check_file_name",
     "resolve_inside",
+    "manifest_bytes",
     "read_manifest",
     "verify_files",
 ]
@@ -220,14 +224,38 @@ def sha256_file(path: Path, *, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def read_manifest(model_dir: Path) -> Manifest:
-    """Parse ``model_dir/manifest.json``.
+def manifest_bytes(model_dir: "str | os.PathLike[str]") -> bytes:
+    """The bytes of ``model_dir/manifest.json``, which must resolve inside ``model_dir`` and repeat no JSON key.
+
+    A manifest symlinked from elsewhere is refused like any other file that
+    resolves outside the directory (:func:`resolve_inside`); an object that
+    repeats a key is refused rather than read as its last value
+    (:mod:`verifier.strictjson`).
 
     Raises:
         FileNotFoundError: no manifest in ``model_dir``.
-        pydantic.ValidationError: the manifest is malformed.
+        ValueError: the manifest resolves outside the directory, or repeats a key.
+        OSError: it cannot be read.
     """
-    return Manifest.model_validate_json((Path(model_dir) / MANIFEST_NAME).read_bytes())
+    data = resolve_inside(model_dir, MANIFEST_NAME).read_bytes()
+    try:
+        strict_loads(data)
+    except DuplicateKeyError as exc:
+        raise ValueError(f"{MANIFEST_NAME}: {exc}") from None
+    except (ValueError, RecursionError):
+        pass  # not JSON: the manifest's own parser words that
+    return data
+
+
+def read_manifest(model_dir: Path) -> Manifest:
+    """Parse ``model_dir/manifest.json`` (:func:`manifest_bytes`: inside the directory, no repeated key).
+
+    Raises:
+        FileNotFoundError: no manifest in ``model_dir``.
+        ValueError: the manifest resolves outside the directory or repeats a key;
+            pydantic.ValidationError: the manifest is malformed.
+    """
+    return Manifest.model_validate_json(manifest_bytes(model_dir))
 
 
 def verify_files(model_dir: Path, manifest: Manifest) -> list[str]:

@@ -2,7 +2,8 @@
 
 :meth:`ModelDirectory.open` is the one place a model directory is checked
 before use (the engine at load, the exporter when it re-verifies an existing
-export, the variant builder): the manifest parses; every name in it is a
+export, the variant builder): the manifest itself resolves inside the
+directory (symlinks followed) and parses, repeating no key; every name in it is a
 plain relative path; it lists every file the runtime reads (the chosen
 variant's model file, ``tokenizer.json``, ``config.json``, ``golden.json``);
 it names the model and revision the caller expects; the label set is
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -44,10 +44,12 @@ from .manifest import (
     FileRecord,
     Manifest,
     ParityReport,
+    manifest_bytes,
     resolve_inside,
     verify_files,
 )
 from ..messages import one_line
+from ..strictjson import loads as strict_loads
 from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -145,7 +147,14 @@ class ModelDirectory:
                 f"did not pass its parity gate); {hint}"
             )
         try:
-            manifest = Manifest.model_validate_json(manifest_path.read_bytes())
+            resolve_inside(model_dir, MANIFEST_NAME)
+        except ValueError as exc:
+            raise ClaimVerificationError(
+                f"model directory {model_dir} does not match its manifest (tampered or incomplete; re-export it): "
+                f"{exc}; a manifest must be the directory's own file, not a link to one elsewhere"
+            ) from None
+        try:
+            manifest = Manifest.model_validate_json(manifest_bytes(model_dir))
         except (ValidationError, ValueError, OSError) as exc:
             raise ClaimVerificationError(f"{manifest_path} is not a valid manifest: {one_line(exc)}") from exc
         _check_identity(model_dir, manifest, expected_model, expected_revision)
@@ -401,8 +410,8 @@ def _model_file(model_dir: Path, manifest: Manifest, variant: Optional[str]) -> 
 
 def _parse_config(data: bytes, path: Path) -> dict[str, Any]:
     try:
-        config = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+        config = strict_loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ClaimVerificationError(f"cannot read id2label from {path}: {exc}") from exc
     if not isinstance(config, dict):
         raise ClaimVerificationError(f"cannot read id2label from {path}: not a JSON object")
