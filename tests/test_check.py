@@ -109,10 +109,13 @@ def test_an_edited_input_digest_is_found() -> None:
 
 
 def test_older_schemas_are_checked_as_far_as_possible() -> None:
+    """Regression (trust on every surface, item 1): a schema 3 record relabelled schema 2 used to check out,
+    its digests "made by an earlier formula and not recomputed". Schemas 1 and 2 are recomputed by their own
+    formula now, so lowering the schema version is found like any other edit."""
     data = _edit(results()[1], schema_version=2, localized_assessments=[])
     report = check_result(data)
-    assert report.ok
-    assert report.notes[0].startswith("schema 2: evaluation_id and result_sha256 were made by an earlier formula")
+    assert report.problems == ("evaluation_id does not match the input digests (a digest or the schema version was edited)",)
+    assert not any(note.startswith("schema 2") for note in report.notes)
 
 
 def test_not_a_result_record() -> None:
@@ -161,3 +164,172 @@ def test_verify_takes_a_variant(capsys: pytest.CaptureFixture[str], tiny_model_d
     code = cli.main(["verify", str(rows), "--model-dir", str(tiny_model_dir), "--variant", "int8", "-q"])
     assert code == 1
     assert "variant 'int8' is not in" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- trust on every surface (items 1-4)
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _legacy(data: dict[str, object]) -> dict[str, object]:
+    """``data`` (a result's JSON) sealed by the schema 1/2 formula of docs/audit.md, computed here by hand:
+    evaluation_id without the schema version, result_sha256 over the same decision record."""
+    evaluation = _sha(_canonical({key: data[key] for key in ("claim_sha256", "configuration_sha256", "evidence_sha256")}))
+    record = {
+        "evaluation_id": evaluation,
+        "group_scores": data["group_scores"],
+        "localized_assessments": data.get("localized_assessments", []),
+        "limitations": data["limitations"],
+        "refuting_basis": data.get("refuting_basis"),
+        "refuting_group": data["refuting_group"],
+        "status": data["status"],
+        "supporting_basis": data.get("supporting_basis"),
+        "supporting_group": data["supporting_group"],
+    }
+    return {**data, "evaluation_id": evaluation, "result_sha256": _sha(_canonical(record))}
+
+
+def _forged(result: ClaimVerification) -> dict[str, object]:
+    """The probe of item 1: a result that is not supported, made to say supported and relabelled schema 2."""
+    data = result.model_dump(mode="json")
+    data.update(status="supported", supporting_group=[str(EVIDENCE[0].memory_id)], supporting_basis="model_entailment",
+                refuting_group=[], refuting_basis=None, schema_version=2)
+    del data["localized_assessments"]
+    return data
+
+
+def test_a_record_never_checks_out_because_it_claims_an_older_schema(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    contested = results()[0]
+    assert contested.status.value == "contested"
+    forged = _forged(contested)
+    assert check_result(forged).problems == (
+        "evaluation_id does not match the input digests (a digest or the schema version was edited)",
+        "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+    )
+    path = tmp_path / "forged.jsonl"
+    path.write_text(json.dumps(forged) + "\n", encoding="utf-8")
+    assert cli.main(["check", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"{path} line 1: result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)" in err
+    assert err[-1] == "checked 1 record: 0 ok, 1 with problems"
+    # A genuine schema 2 record (sealed by the documented formula) checks out, and so does schema 1.
+    genuine = _legacy({k: v for k, v in results()[1].model_dump(mode="json").items() if k != "localized_assessments"} | {"schema_version": 2})
+    assert check_result(genuine).ok
+    one = {**genuine, "schema_version": 1, "supporting_basis": None}
+    assert not check_result(one).ok and check_result(_legacy(one)).ok
+    # ... and a forgery sealed by that formula is still found: its own evaluation id, but the old result digest.
+    half = {**forged, "evaluation_id": _legacy(forged)["evaluation_id"]}
+    assert check_result(half).problems == (
+        "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+    )
+
+
+def test_the_command_prints_what_it_could_not_verify(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(r.model_dump_json() + "\n" for r in results()), encoding="utf-8")
+    assert cli.main(["check", str(path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "note: 5 records: evidence_sha256 not checked (pass the evidence)",
+        "note: 3 records: resolved_revision (what ran) is covered by no digest",  # the three that called the model
+        "checked 5 records: 5 ok, 0 with problems",
+    ]
+
+
+def test_an_edited_model_or_revision_is_found(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Regression (item 2): ``model`` and ``requested_revision`` are covered by configuration_sha256, which
+    check now recomputes from the default configuration with the record's model and revision."""
+    genuine = results()[1].model_dump(mode="json")
+    path = tmp_path / "results.jsonl"
+    for field, value in (("model", "someone/else"), ("requested_revision", "main")):
+        path.write_text(json.dumps({**genuine, field: value}) + "\n", encoding="utf-8")
+        assert cli.main(["check", str(path)]) == 1
+        err = capsys.readouterr().err.splitlines()
+        assert err[0] == f"{path} line 1: configuration_sha256 does not match the given configuration"
+        assert err[1].startswith("hint: configuration_sha256 is recomputed from the default decision configuration")
+    # A record made with other decision options checks out only when they are given.
+    strict = ClaimVerifier(ClaimVerificationConfig(entailment_threshold=0.9), scorer=ScriptedScorer(SCRIPT)).verify_sync(
+        "The launch is Tuesday.", EVIDENCE[:1]
+    )
+    path.write_text(strict.model_dump_json() + "\n", encoding="utf-8")
+    assert cli.main(["check", str(path), "-q"]) == 1
+    assert "configuration_sha256 does not match the given configuration" in capsys.readouterr().err
+    assert cli.main(["check", str(path), "-q", "--entailment-threshold", "0.9"]) == 0
+    # --model pins the model every record must name.
+    assert cli.main(["check", str(path), "-q", "--entailment-threshold", "0.9", "--model", "other/model"]) == 1
+    assert "model or requested_revision differs from the given configuration" in capsys.readouterr().err
+    # The library: configuration_for is the configuration a record names.
+    from verifier.decision.check import configuration_for
+
+    assert configuration_for(strict, {"entailment_threshold": 0.9}) == ClaimVerificationConfig(entailment_threshold=0.9)
+    assert check_result(strict, config=configuration_for(strict, {"entailment_threshold": 0.9})).ok
+
+
+def test_check_reads_every_format_verify_writes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest_only_model_dir: Path
+) -> None:
+    """Regression (item 3): envelopes and --resume output were "not result records"."""
+    from jsonl_helpers import evidence_row, scripted_verifier, write_jsonl
+
+    source = write_jsonl(tmp_path / "in.jsonl", [evidence_row(1), evidence_row(2, claim="  "), evidence_row(3)])
+    outputs = {
+        "bare": ["--skip-invalid"],
+        "envelope": ["--skip-invalid", "--output-format", "envelope"],
+        "resume": ["--skip-invalid", "--resume"],
+    }
+    for name, argv in outputs.items():
+        out = tmp_path / f"{name}.jsonl"
+        assert cli.main(["verify", str(source), "-o", str(out), "-q", *argv], make_verifier=scripted_verifier) == 0
+        capsys.readouterr()
+        assert cli.main(["check", str(out)]) == 0, name
+        err = capsys.readouterr().err.splitlines()
+        expected = "checked 2 records: 2 ok, 0 with problems" + ("" if name == "bare" else "; 1 error row (skipped input rows) hold no result")
+        assert err[-1] == expected
+        assert ("note: 3 envelopes: the id and line beside a result are covered by no digest" in err) == (name != "bare")
+    envelopes = [json.loads(line) for line in (tmp_path / "resume.jsonl").read_text(encoding="utf-8").splitlines()]
+    # Ray's rows (result as JSON text, in a directory of files) and a JSON array of envelopes.
+    ray_dir = tmp_path / "ray"
+    ray_dir.mkdir()
+    (ray_dir / "part-0.json").write_text("".join(
+        json.dumps({"id": e["id"], "result": json.dumps(e["result"]) if "result" in e else None,
+                    "error": json.dumps(e["error"]) if "error" in e else None}) + "\n"
+        for e in envelopes), encoding="utf-8")
+    (tmp_path / "array.json").write_text(json.dumps(envelopes, indent=1), encoding="utf-8")
+    for given in (ray_dir, tmp_path / "array.json"):
+        assert cli.main(["check", str(given), "-q"]) == 0, given
+    # An edited status inside an envelope is found, and named by its line.
+    edited = [dict(e) for e in envelopes]
+    edited[0]["result"] = {**edited[0]["result"], "status": "refuted"}
+    edited_path = tmp_path / "edited.jsonl"
+    edited_path.write_text("".join(json.dumps(e) + "\n" for e in edited), encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["check", str(edited_path), "-q"]) == 1
+    assert f"{edited_path} line 1: status refuted with a supporting group" in capsys.readouterr().err
+    # An envelope key that no digest covers is not a record of verify.
+    (tmp_path / "extra.jsonl").write_text(json.dumps({**envelopes[0], "verdict": "supported"}) + "\n", encoding="utf-8")
+    assert cli.main(["check", str(tmp_path / "extra.jsonl")]) == 2
+    assert "unknown key 'verdict'" in capsys.readouterr().err
+
+
+def test_a_repeated_key_is_refused_by_check(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Regression (item 4): a second "status" passed check (Python reads the last value, other parsers the first)."""
+    line = results()[0].model_dump_json()
+    doubled = line[:-1] + ', "status": "contested"}'
+    assert json.loads(doubled)["status"] == "contested"
+    path = tmp_path / "results.jsonl"
+    path.write_text(line + "\n" + doubled + "\n", encoding="utf-8")
+    assert cli.main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {path} line 2: not a result record: invalid JSON: duplicate key 'status' in a JSON object: line 1 column {len(line) + 2}" in err
+    with pytest.raises(ValueError, match="duplicate key 'status'"):
+        check_result(doubled)

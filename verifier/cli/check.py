@@ -2,37 +2,74 @@
 
 Usage::
 
-    python -m verifier check RESULTS.jsonl        # or - for stdin
+    python -m verifier check RESULTS              # a file, a Ray output directory, or - for stdin
+    python -m verifier check RESULTS --entailment-threshold 0.9   # records made with other options
 
-Each line of ``RESULTS`` is one :class:`~verifier.types.ClaimVerification`
-as ``verify`` writes it. Every record is checked with
-:func:`verifier.decision.check.check_result`: ``claim_sha256``, ``evaluation_id`` and
-``result_sha256`` are recomputed from the record's own fields (an edited
-status, group, score or claim no longer matches), and the status must agree
-with the groups. A problem is reported as ``RESULTS line N: <what>``; a
-summary goes to stderr unless ``--quiet``. ``configuration_sha256`` and
-``evidence_sha256`` need the original inputs and are checked by the library
-function when it is given them.
+``RESULTS`` is anything ``verify`` writes: JSON Lines of bare
+:class:`~verifier.types.ClaimVerification` records (the default output),
+envelopes (``--output-format envelope`` and ``--resume``: ``{"id", "line",
+"result"}`` or ``{"id", "line", "error"}``), the ``{"id", "result", "error"}``
+rows of ``--engine ray`` (``result`` as JSON text; ``RESULTS`` may be the
+output directory, whose files are read in name order), or a JSON array of any
+of these. Every line is parsed strictly (:mod:`verifier.strictjson`: a key
+repeated in an object is an error, since other parsers may read its first
+value).
+
+Every record is checked with :func:`verifier.decision.check.check_result`:
+``claim_sha256``, ``evaluation_id`` and ``result_sha256`` are recomputed from
+the record's own fields by the formula of its schema (an edited status, group,
+basis, score, claim or schema version no longer matches), the status must
+agree with the groups, and ``configuration_sha256`` is recomputed from the
+decision configuration the record names
+(:func:`~verifier.decision.check.configuration_for`): the decision options
+given here (default: every default) with the record's own ``model`` and
+``requested_revision``. An edited model or revision therefore no longer
+matches, and a record made with other decision options does not check out
+until they are given. A problem is reported as ``RESULTS line N: <what>``.
+
+What no digest covers is said, not passed over: the notes of
+:func:`~verifier.decision.check.check_result` (``evidence_sha256`` needs the
+passages, which a result does not carry), ``resolved_revision``, and the ids
+and lines of envelopes. Error rows (input rows ``--skip-invalid`` dropped)
+carry no result and are counted. Notes and the summary go to stderr unless
+``--quiet``.
 
 Exit status: 0 every record checks out; 1 some record does not; 2 a line is
-not a result record (or bad usage).
+not a result record or an envelope of one (or bad usage).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Optional
+import collections
+import itertools
+import json
+import os
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional, Union
 
-from ..decision.check import check_result
+from ..decision.check import CheckReport, check_result, configuration_for, parse_result
 from ..options import InputLimits
-from .common import Context, add_limits
+from ..strictjson import loads as strict_loads
+from ..types import ClaimVerification, EntailmentPolicy, RefutationPolicy
+from .common import Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
 from .inputs import open_lines
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "records"]
 
 #: Problems reported one by one before the rest are only counted.
 _MAX_REPORTED = 50
+#: The decision options ``check`` takes (those of ``verify``), by argparse destination.
+_DECISION = (
+    "model", "revision", "entailment_threshold", "contradiction_threshold", "max_group_size",
+    "group_candidate_limit", "max_evidence", "batch_size", "entailment_policy", "refutation_policy",
+)
+_ENVELOPE_KEYS = {"id", "line", "result", "error"}
+_CONFIG_PROBLEMS = ("configuration_sha256 does not match the given configuration",
+                    "model or requested_revision differs from the given configuration")
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
@@ -41,46 +78,211 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         "check",
         help="check stored results: recompute their digests and report edited records",
         description=(
-            "Read ClaimVerification JSON Lines (as verify writes them) and report every record whose status, "
-            "groups, scores or claim no longer match its digests."
+            "Read what verify wrote (result lines, envelopes, --resume output, a Ray output directory) and report "
+            "every record whose status, groups, scores, claim, model or configuration no longer match its digests."
         ),
     )
-    parser.add_argument("results", metavar="RESULTS", help="JSON Lines of results (or - for stdin)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
+    parser.add_argument("results", metavar="RESULTS", help="verify's output: a file, a Ray output directory, or - for stdin")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no notes and no summary on stderr")
+    decision = parser.add_argument_group(
+        "decision configuration the results were made with (default: the defaults, with each record's model and revision)"
+    )
+    decision.add_argument("--model", help="hub id every record must name (default: each record's own)")
+    decision.add_argument("--revision", help="revision every record must name (default: each record's own)")
+    decision.add_argument("--entailment-threshold", type=threshold, metavar="P")
+    decision.add_argument("--contradiction-threshold", type=threshold, metavar="P")
+    decision.add_argument("--max-group-size", type=int_range(1, 3), metavar="N")
+    decision.add_argument("--group-candidate-limit", type=int_range(2, 16), metavar="N")
+    decision.add_argument("--max-evidence", type=int_range(1, 256), metavar="N")
+    decision.add_argument("--batch-size", type=int_range(1, 256), metavar="N")
+    decision.add_argument("--entailment-policy", choices=typing.get_args(EntailmentPolicy))
+    decision.add_argument("--refutation-policy", choices=typing.get_args(RefutationPolicy))
     add_limits(parser.add_argument_group("input limits"))
     parser.set_defaults(func=run)
     return parser
 
 
+@dataclass
+class Record:
+    """One line of verify's output: a result (``result``: its JSON text or decoded object), or an error row."""
+
+    where: str
+    result: Union[str, dict[str, Any], None]
+    envelope: bool
+
+
+def _files(source: str) -> list[Path]:
+    if source != "-" and os.path.isdir(source):
+        names = sorted(name for name in os.listdir(source) if not name.startswith((".", "_")))
+        return [Path(source) / name for name in names if os.path.isfile(os.path.join(source, name))]
+    return [Path(source)]
+
+
+def _decode(text: str) -> Any:
+    try:
+        return strict_loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a result record: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("not a result record: JSON nested too deeply") from None
+
+
+def _unwrap(value: Any, where: str, text: Optional[str]) -> Record:
+    """The result (or error row) a decoded line holds.
+
+    Raises:
+        ValueError: it is neither a result record nor an envelope of one.
+    """
+    if not isinstance(value, dict):
+        raise ValueError(f"not a result record: expected a JSON object, got {type(value).__name__}")
+    if not (value.keys() & {"result", "error"}) or "claim" in value:
+        return Record(where, text if text is not None else value, False)
+    unknown = sorted(value.keys() - _ENVELOPE_KEYS)
+    if unknown:
+        raise ValueError(f"not an envelope of verify: unknown key {unknown[0]!r} (no digest covers it)")
+    if not isinstance(value.get("id"), (str, type(None))):
+        raise ValueError("not an envelope of verify: its id is not a string")
+    if "line" in value and (not isinstance(value["line"], int) or isinstance(value["line"], bool)):
+        raise ValueError("not an envelope of verify: its line is not an integer")
+    result, error = value.get("result"), value.get("error")
+    if (result is None) == (error is None):
+        raise ValueError("not an envelope of verify: it needs exactly one of a result and an error")
+    if error is not None:
+        if isinstance(error, str):  # a Ray row: the error as JSON text
+            error = _decode(error)
+        if not isinstance(error, dict):
+            raise ValueError("not an envelope of verify: its error is not an object")
+        return Record(where, None, True)
+    if isinstance(result, str):  # a Ray row: the result as JSON text, exactly model_dump_json()
+        return Record(where, result, True)
+    if not isinstance(result, dict):
+        raise ValueError("not an envelope of verify: its result is not a result record")
+    return Record(where, result, True)
+
+
+def records(source: str, limit: int) -> Iterator["Record | ValueError"]:
+    """Every record of ``source`` (a file, a directory of files, or ``-``), or the reason a line is not one.
+
+    Raises:
+        UsageError: ``source`` cannot be read (or has a line over ``limit`` bytes).
+    """
+    for path in _files(source):
+        name = "<stdin>" if str(path) == "-" else str(path)
+        lines = open_lines(str(path), limit)
+        first = next(lines, None)
+        if first is None:
+            continue
+        if first[1].lstrip().startswith("["):  # a JSON array of records, read whole (at most ``limit`` bytes)
+            parts = [first[1]]
+            size = len(first[1].encode("utf-8", "surrogatepass"))
+            for _, line in lines:
+                size += len(line.encode("utf-8", "surrogatepass"))
+                if size > limit:
+                    raise UsageError(f"error: {name} is a JSON array longer than --max-line-bytes={limit}")
+                parts.append(line)
+            text = "".join(parts)
+            try:
+                items = _decode(text)
+            except ValueError as exc:
+                yield ValueError(f"{name}: {exc}")
+                continue
+            for index, item in enumerate(items if isinstance(items, list) else [items], start=1):
+                try:
+                    yield _unwrap(item, f"{name} item {index}", None)
+                except ValueError as exc:
+                    yield ValueError(f"{name} item {index}: {exc}")
+            continue
+        for number, text in itertools.chain([first], lines):
+            if not text.strip():
+                continue
+            try:
+                yield _unwrap(_decode(text), f"{name} line {number}", text.strip())
+            except ValueError as exc:
+                yield ValueError(f"{name} line {number}: {exc}")
+
+
+@dataclass
+class _Tally:
+    checked: int = 0
+    bad: int = 0
+    reported: int = 0
+    errors: int = 0
+    envelopes: int = 0
+    resolved: int = 0
+    config_mismatch: bool = False
+    notes: "collections.Counter[str]" = field(default_factory=collections.Counter)
+
+    def problem(self, text: str) -> None:
+        if self.reported < _MAX_REPORTED:
+            err(text)
+        self.reported += 1
+
+
+def _check(record: Record, options: dict[str, Any]) -> tuple[ClaimVerification, CheckReport]:
+    result = parse_result(record.result)  # type: ignore[arg-type]
+    try:
+        config = configuration_for(result, options)
+    except ValueError as exc:
+        return result, CheckReport(problems=(f"configuration_sha256 cannot be recomputed: {exc}",))
+    return result, check_result(result, config=config)
+
+
 def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     """Run ``check`` (``context`` is unused: no model is needed)."""
     limit = args.max_line_bytes if args.max_line_bytes is not None else InputLimits().max_request_bytes
-    source = "<stdin>" if args.results == "-" else args.results
-    checked = bad = reported = 0
+    options = {name: getattr(args, name) for name in _DECISION if getattr(args, name, None) is not None}
+    tally = _Tally()
     invalid: list[str] = []
-    for number, text in open_lines(args.results, limit):
-        if not text.strip():
+    for item in records(args.results, limit):
+        if isinstance(item, ValueError):
+            invalid.append(f"error: {item}")
+            continue
+        tally.envelopes += item.envelope
+        if item.result is None:
+            tally.errors += 1
             continue
         try:
-            report = check_result(text.strip())
+            result, report = _check(item, options)
         except ValueError as exc:
-            invalid.append(f"error: {source} line {number}: {exc}")
+            invalid.append(f"error: {item.where}: {exc}")
             continue
-        checked += 1
+        tally.checked += 1
+        tally.resolved += result.resolved_revision is not None
+        tally.notes.update(report.notes)
         if report.ok:
             continue
-        bad += 1
+        tally.bad += 1
+        tally.config_mismatch |= any(problem in _CONFIG_PROBLEMS for problem in report.problems)
         for problem in report.problems:
-            if reported < _MAX_REPORTED:
-                err(f"{source} line {number}: {problem}")
-            reported += 1
+            tally.problem(f"{item.where}: {problem}")
     for line in invalid[:_MAX_REPORTED]:
         err(line)
+    source = "<stdin>" if args.results == "-" else args.results
     if invalid:
         raise UsageError(f"error: {len(invalid)} line{'s' if len(invalid) != 1 else ''} of {source} are not result records")
-    if reported > _MAX_REPORTED:
-        err(f"... and {reported - _MAX_REPORTED} more problems")
+    if tally.reported > _MAX_REPORTED:
+        err(f"... and {tally.reported - _MAX_REPORTED} more problems")
+    if tally.config_mismatch:
+        given = ", ".join("--" + name.replace("_", "-") for name in options) or "none"
+        err(
+            "hint: configuration_sha256 is recomputed from the default decision configuration with each record's "
+            f"model and requested_revision, changed by the decision options given (given: {given}); a record made "
+            "with other options (e.g. --entailment-threshold) checks out only when they are given here"
+        )
     if not args.quiet:
-        err(f"checked {checked} record{'s' if checked != 1 else ''}: {checked - bad} ok, {bad} with problems")
-    return EXIT_FAILURE if bad else EXIT_OK
+        _notes(tally)
+        summary = f"checked {tally.checked} record{'s' if tally.checked != 1 else ''}: {tally.checked - tally.bad} ok, {tally.bad} with problems"
+        if tally.errors:
+            summary += f"; {tally.errors} error row{'s' if tally.errors != 1 else ''} (skipped input rows) hold no result"
+        err(summary)
+    return EXIT_FAILURE if tally.bad else EXIT_OK
 
+
+def _notes(tally: _Tally) -> None:
+    """What was not verified, each once with how many records it concerns."""
+    for note, count in tally.notes.items():
+        err(f"note: {count} record{'s' if count != 1 else ''}: {note}")
+    if tally.resolved:
+        err(f"note: {tally.resolved} record{'s' if tally.resolved != 1 else ''}: resolved_revision (what ran) is covered by no digest")
+    if tally.envelopes:
+        err(f"note: {tally.envelopes} envelope{'s' if tally.envelopes != 1 else ''}: the id and line beside a result are covered by no digest")

@@ -12,11 +12,15 @@ the status and the groups a genuine result could not have:
   ``evaluation_id`` (for schema 4 also over ``as_of``, docs/policy.md) — an
   edited status, group, score or ruling changes it;
 * ``configuration_sha256`` and ``evidence_sha256`` need the original inputs:
-  pass ``config`` and ``evidence`` to check them too.
+  pass ``config`` and ``evidence`` to check them too (:func:`configuration_for`
+  builds the configuration a record names: given decision options with the
+  record's own ``model`` and ``requested_revision``).
 
-Results of schemas 1 and 2 were digested by formulas that did not bind the
-schema version; for them only ``claim_sha256`` and the structure are checked,
-and the report says the other digests were not recomputed.
+Results of schemas 1 and 2 are recomputed by their own formula
+(:func:`legacy_evaluation_id`: ``evaluation_id`` without the schema version;
+``result_sha256`` the same decision record, its absent fields empty), so a
+record never checks out just because it claims an older schema: lowering
+``schema_version`` changes the ``evaluation_id`` it must carry.
 
 Digests prove that a record is internally consistent, not that it is
 genuine: anyone who edits a field and recomputes the digests produces a
@@ -26,6 +30,7 @@ cannot be rewritten if that matters.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -33,6 +38,7 @@ from pydantic import ValidationError
 
 from . import audit
 from ..messages import describe_validation_error
+from ..strictjson import loads as strict_loads
 from ..types import (
     SCHEMA_VERSION,
     STRICT_SCHEMA_VERSION,
@@ -42,7 +48,7 @@ from ..types import (
     ClaimVerificationStatus,
 )
 
-__all__ = ["CheckReport", "check_result", "parse_result"]
+__all__ = ["CheckReport", "check_result", "configuration_for", "legacy_evaluation_id", "parse_result"]
 
 
 @dataclass(frozen=True)
@@ -73,12 +79,56 @@ def parse_result(record: Union[ClaimVerification, Mapping[str, Any], str, bytes]
         return record
     try:
         if isinstance(record, (str, bytes)):
+            strict_loads(record)  # a repeated key is refused, never read as its last value
             return ClaimVerification.model_validate_json(record)
         return ClaimVerification.model_validate(record)
+    except RecursionError:
+        raise ValueError("not a result record: JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a result record: invalid JSON: {exc}") from None
     except ValidationError as exc:
         where, message, count = describe_validation_error(exc)
         more = f" (and {count - 1} more)" if count > 1 else ""
         raise ValueError(f"not a result record: {'field ' + where + ': ' if where else ''}{message}{more}") from None
+
+
+def legacy_evaluation_id(*, claim_digest: str, configuration_digest: str, evidence_digest: str) -> str:
+    """The ``evaluation_id`` of a schema 1 or 2 result: sha256 of canonical
+    ``{claim_sha256, configuration_sha256, evidence_sha256}`` (no schema version; docs/audit.md)."""
+    return audit.sha256_hex(
+        audit.canonical(
+            {
+                "claim_sha256": claim_digest,
+                "configuration_sha256": configuration_digest,
+                "evidence_sha256": evidence_digest,
+            }
+        )
+    )
+
+
+def configuration_for(
+    result: ClaimVerification, options: Optional[Mapping[str, Any]] = None
+) -> ClaimVerificationConfig:
+    """The decision configuration a record names: ``options`` (default: every default) with the record's
+    ``model`` and ``requested_revision`` unless ``options`` sets ``model``/``revision``.
+
+    A record carries its model and revision but not its thresholds, group sizes
+    or policies; only their digest. Checking ``result`` against this
+    configuration (``check_result(result, config=configuration_for(result))``)
+    therefore verifies ``model``, ``requested_revision`` and every other field,
+    assuming the other fields are ``options``: a record made with other
+    decision options does not check out until they are given.
+
+    Raises:
+        ValueError: the options (or the record's model and revision) do not form a configuration.
+    """
+    values: dict[str, Any] = {"model": result.model, "revision": result.requested_revision}
+    values.update({key: value for key, value in (options or {}).items() if value is not None})
+    try:
+        return ClaimVerificationConfig(**values)
+    except ValidationError as exc:
+        where, message, _ = describe_validation_error(exc)
+        raise ValueError(f"not a decision configuration: {'field ' + where + ': ' if where else ''}{message}") from None
 
 
 def _structure(result: ClaimVerification) -> list[str]:
@@ -148,8 +198,8 @@ def check_result(
     notes: list[str] = []
     if audit.claim_sha256(result.claim) != result.claim_sha256:
         problems.append("claim_sha256 does not match claim (the claim was edited)")
+    schema4 = result.schema_version == STRICT_SCHEMA_VERSION
     if result.schema_version in (SCHEMA_VERSION, STRICT_SCHEMA_VERSION):
-        schema4 = result.schema_version == STRICT_SCHEMA_VERSION
         evaluation = audit.evaluation_id(
             claim_digest=result.claim_sha256,
             configuration_digest=result.configuration_sha256,
@@ -157,27 +207,28 @@ def check_result(
             schema_version=result.schema_version,
             as_of=result.as_of,
         )
-        if evaluation != result.evaluation_id:
-            problems.append("evaluation_id does not match the input digests (a digest or the schema version was edited)")
-        digest = audit.result_sha256(
-            evaluation=result.evaluation_id,
-            status=result.status.value,
-            supporting_group=result.supporting_group,
-            refuting_group=result.refuting_group,
-            supporting_basis=result.supporting_basis,
-            refuting_basis=result.refuting_basis,
-            group_scores=result.group_scores,
-            localized_assessments=result.localized_assessments,
-            limitations=result.limitations,
-            strict_rulings=result.strict_rulings if schema4 else None,
+    else:  # schemas 1 and 2: the same three digests, without the schema version
+        evaluation = legacy_evaluation_id(
+            claim_digest=result.claim_sha256,
+            configuration_digest=result.configuration_sha256,
+            evidence_digest=result.evidence_sha256,
         )
-        if digest != result.result_sha256:
-            problems.append("result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)")
-    else:
-        notes.append(
-            f"schema {result.schema_version}: evaluation_id and result_sha256 were made by an earlier formula "
-            "and were not recomputed"
-        )
+    if evaluation != result.evaluation_id:
+        problems.append("evaluation_id does not match the input digests (a digest or the schema version was edited)")
+    digest = audit.result_sha256(
+        evaluation=result.evaluation_id,
+        status=result.status.value,
+        supporting_group=result.supporting_group,
+        refuting_group=result.refuting_group,
+        supporting_basis=result.supporting_basis,
+        refuting_basis=result.refuting_basis,
+        group_scores=result.group_scores,
+        localized_assessments=result.localized_assessments,
+        limitations=result.limitations,
+        strict_rulings=result.strict_rulings if schema4 else None,
+    )
+    if digest != result.result_sha256:
+        problems.append("result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)")
     if config is not None:
         if audit.configuration_sha256(config) != result.configuration_sha256:
             problems.append("configuration_sha256 does not match the given configuration")
