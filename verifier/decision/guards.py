@@ -96,7 +96,7 @@ _NEGATION = re.compile(
 # docs/decision.md §4.6 — negation or correction cue in the claim.
 _CORRECTION_CUE = re.compile(
     r"\b(?:no|not|never|neither|nor|without|cannot|can't|isn't|aren't|wasn't|weren't|didn't|doesn't|"
-    r"don't|won't|instead|rather\s+than|switched\s+from|replaced|incorrect|false)\b",
+    r"don't|won't|instead|rather than|switched from|replaced|incorrect|false)\b",
     _I,
 )
 
@@ -119,9 +119,10 @@ _VALUE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("month", _MONTH),
 )
 
-# docs/decision.md §5 — segment boundaries: line breaks, and a sentence end (. ! ?) followed by
-# whitespace, then an optional opening quote or bracket and an upper-case letter or digit.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'\u201c\u2018(\[{]?[A-Z0-9])")
+# docs/decision.md §5 — segment boundaries, exactly PRME 0.15.0's: a run of line feeds (each
+# optionally after a carriage return), or a sentence end (. ! ?) followed by whitespace, then any
+# number of straight quotes or opening brackets (" ' ( [ {) and an ASCII capital or digit.
+_SEGMENT_BOUNDARY = re.compile(r"(?:\r?\n)+|(?<=[.!?])\s+(?=[\"'(\[{]*[A-Z0-9])")
 
 
 @dataclass(frozen=True)
@@ -362,17 +363,14 @@ def join_premise(texts: Sequence[str]) -> str:
 def split_segments(text: str) -> list[str]:
     """Split a passage into segments at line breaks and sentence ends (docs/decision.md §5).
 
-    Line breaks are Python's line boundaries (:meth:`str.splitlines`: ``\\n``,
-    ``\\r\\n``, ``\\r``, U+2028 and the other Unicode separators). Segments are
-    stripped; empty ones (blank lines) are dropped and not numbered.
+    Exactly the reference's rule (PRME 0.15.0, docs/compatibility.md): split
+    at a run of ``\n`` (``\r\n`` included; a lone ``\r``, U+2028 and other
+    separators are not line breaks), and after ``.``, ``!`` or ``?`` at
+    whitespace followed by any number of ``"``, ``'``, ``(``, ``[`` or ``{``
+    and an ASCII capital letter or digit. Segments are stripped
+    (:meth:`str.strip`); empty ones are dropped and not numbered.
     """
-    segments: list[str] = []
-    for line in text.splitlines():
-        for piece in _SENTENCE_END.split(line):
-            piece = piece.strip()
-            if piece:
-                segments.append(piece)
-    return segments
+    return [segment.strip() for segment in _SEGMENT_BOUNDARY.split(text) if segment.strip()]
 
 
 @dataclass(frozen=True)
