@@ -777,13 +777,13 @@ def test_e2e_jsonl_validates_and_is_deterministic(tiny_run: tuple[Path, Path], t
         assert result.model == manifest.model
         needs_model = bool(row["evidence"]) and not row.get("requires_complete_set", False)
         assert result.model_called is needs_model
-        # Without a resolved commit in the manifest the verifier reports the requested revision,
-        # which the CLI takes from the manifest, or sha256:<model file> for an unrevisioned local export.
+        # The requested revision is the manifest's, or sha256:<model file> for an unrevisioned local export;
+        # the resolved revision only what the manifest resolved (issue 26: never one nobody resolved).
         requested = manifest.requested_revision or manifest.resolved_revision
         if requested is None:
             requested = "sha256:" + manifest.files[manifest.model_file].sha256
         assert result.requested_revision == requested
-        assert result.resolved_revision == ((manifest.resolved_revision or requested) if needs_model else None)
+        assert result.resolved_revision == (manifest.resolved_revision if needs_model else None)
         assert len(result.group_scores) >= (len(row["evidence"]) if needs_model else 0)
         assert result.evidence_sha256 == audit.evidence_sha256(
             [__import__("verifier").ClaimEvidence.model_validate(e) for e in row["evidence"]]

@@ -823,6 +823,8 @@ def test_claim_verifier_from_model_dir_names_the_exported_model(tiny_model_dir: 
         "the cat sat", [ClaimEvidence(reference="r1", memory_id="00000000-0000-0000-0000-000000000001", text="the cat")]
     )
     assert result.model == manifest.model and result.requested_revision == manifest.revision
-    assert result.model_called and result.resolved_revision == manifest.revision
+    # Issue 26: a smoke export resolved no commit, so no result claims one.
+    assert manifest.resolved_revision is None
+    assert result.model_called and result.resolved_revision is None
     with pytest.raises(ClaimVerificationError, match=re.escape("manifest.json not found: export a model there first")):
         ClaimVerifier.from_model_dir(tmp_path)

@@ -64,6 +64,13 @@ def test_a_copied_folder_becomes_the_default_model(tiny_source_dir: Path, tmp_pa
     finally:
         os.chdir(here)
     assert (result.model, result.requested_revision, result.model_called) == (DEFAULT_MODEL, DEFAULT_REVISION, True)
+    # Issue 26: an identity the user only stated was never resolved, so no result claims a resolved revision,
+    # and `info` says how the identity was established.
+    assert result.resolved_revision is None
+    info = subprocess.run([sys.executable, "-m", "verifier", "info"], cwd=work, capture_output=True, text=True, timeout=120)
+    assert info.returncode == 0, info.stderr
+    assert f"identity            {DEFAULT_MODEL}@{DEFAULT_REVISION}: stated (the user's word; no commit was checked);" in info.stdout
+    assert "resolved revision   none resolved (results record none)" in info.stdout
 
     # and so does the command line, without --model-dir
     rows = work / "claims.jsonl"

@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 from ..engine.manifest import Manifest
 from ..types import ClaimEvidence, ClaimVerification, ClaimVerificationStatus
 
-__all__ = ["RunSummary", "format_result", "format_manifest", "format_summary"]
+__all__ = ["RunSummary", "format_result", "format_manifest", "format_summary", "identity_summary"]
 
 _STATUS_ORDER = tuple(ClaimVerificationStatus)
 
@@ -94,6 +94,22 @@ def _size(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
+def identity_summary(manifest: Manifest) -> str:
+    """How the directory's model identity was established, in a few words (``info`` and ``verify``'s summary).
+
+    ``stated`` means the user's word only (a plain folder exported with
+    ``--model-id``): nothing checked which commit the files came from.
+    """
+    record = manifest.identity
+    if record is None:
+        text = f"{manifest.model}: not recorded ({manifest.source} export)"
+    else:
+        claimed = f"{record.claimed_model}@{record.claimed_revision}" if record.claimed_revision else record.claimed_model
+        how = "stated (the user's word; no commit was checked)" if record.established_by == "stated" else record.established_by
+        text = f"{claimed}: {how}"
+    return text + ("; RANDOM WEIGHTS (smoke/test model)" if manifest.random_weights else "")
+
+
 def format_manifest(model_dir: Path, manifest: Manifest) -> str:
     """The manifest in readable form (``info``)."""
     lines = []
@@ -103,7 +119,8 @@ def format_manifest(model_dir: Path, manifest: Manifest) -> str:
         ("model directory", str(model_dir)),
         ("model", manifest.model),
         ("requested revision", manifest.requested_revision or "-"),
-        ("resolved revision", manifest.resolved_revision or f"none recorded (results record {manifest.revision})"),
+        ("resolved revision", manifest.resolved_revision or "none resolved (results record none)"),
+        ("identity", identity_summary(manifest)),
         ("source", manifest.source),
         ("random weights", "yes" if manifest.random_weights else "no"),
         ("model file", manifest.model_file),
@@ -168,4 +185,6 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     value_width = max(len(value) for _, value in rows)
     lines = [f"{'status':<{width}}  {'count':>{value_width}}"]
     lines += [f"{name:<{width}}  {value:>{value_width}}" for name, value in rows]
+    if "identity" in run.stats:
+        lines.append(f"model identity: {run.stats['identity']}")
     return "\n".join(lines)

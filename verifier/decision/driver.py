@@ -201,12 +201,18 @@ class ClaimDriver:
         return scores
 
     def resolved_revision(self) -> Optional[str]:
-        """The scorer's ``resolved_revision`` if it has one, else the configured revision; ``None``
-        when no scorer was ever built (the host's ``predict`` was replaced, as PRME's tests do)."""
+        """The commit the scorer reports it loaded (its ``resolved_revision``), or ``None``.
+
+        ``None`` when the scorer does not know one — a smoke or local export, an
+        identity only stated by the user (``manifest.identity``), a scripted
+        scorer — or when no scorer was ever built (the host's ``predict`` was
+        replaced, as PRME's tests do): a result never names a resolved revision
+        nobody resolved (PRME too reports ``None`` when it has no commit hash).
+        """
         if not self.host.has_scorer:
             return None
         revision = getattr(self.host.scorer, "resolved_revision", None)
-        return str(revision) if revision else self.host.config.revision
+        return str(revision) if revision else None
 
     def _truncation(self, pairs: list[tuple[str, str]]) -> Sequence[bool]:
         """The scorer's optional ``truncated(pairs)`` (docs/policy.md); no method: nothing truncated."""
@@ -230,7 +236,7 @@ class ClaimDriver:
         return running
 
     def finish(self, running: Running) -> ClaimVerification:
-        """The finished result, naming the scorer's resolved revision when the model was called."""
+        """The finished result, naming the scorer's resolved revision (if any) when the model was called."""
         result = running.result
         assert result is not None
         if result.model_called:
