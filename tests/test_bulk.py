@@ -194,6 +194,127 @@ class TestResume:
         assert code == 2 and message in err
 
 
+class TestResumeTrust:
+    """Regressions (trust on every surface, items 6-8): what --resume keeps must be what an uninterrupted run
+    over the *current* input writes; a second run on the same output, repeated rows, bogus "done" rows and
+    stale rows were all kept."""
+
+    def _full(self, capsys: pytest.CaptureFixture[str], tmp_path: Path, rows: list[Any], *argv: str) -> tuple[Path, list[str]]:
+        source = write(tmp_path / "in.jsonl", rows)
+        full = tmp_path / "full.jsonl"
+        assert run(capsys, str(source), "-o", str(full), "--resume", *argv)[0] == 0
+        return source, full.read_text(encoding="utf-8").splitlines(keepends=True)
+
+    def test_a_second_run_on_a_locked_output_stops_at_once(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        import fcntl
+
+        source, lines = self._full(capsys, tmp_path, [row(n) for n in range(6)])
+        out = tmp_path / "out.jsonl"
+        out.write_text("".join(lines[:2]), encoding="utf-8")
+        with open(out, "ab") as holder:  # another run, writing: it holds the lock
+            fcntl.flock(holder.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            code, _, err = run(capsys, str(source), "-o", str(out), "--resume")
+            assert code == 1
+            assert err.strip() == (
+                f"error: -o {out} is being written by another verify --resume run (it holds the file's lock); "
+                "wait for that run to finish (then resume), or write to another -o"
+            )
+            assert out.read_text(encoding="utf-8") == "".join(lines[:2])
+        assert run(capsys, str(source), "-o", str(out), "--resume")[0] == 0
+        assert out.read_text(encoding="utf-8") == "".join(lines)
+
+    def test_an_output_that_repeats_ids_is_refused(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """Two concurrent runs used to end with every id twice, and a third --resume accepted it."""
+        source, lines = self._full(capsys, tmp_path, [row(n) for n in range(10)])
+        out = tmp_path / "out.jsonl"
+        out.write_text("".join(lines + lines), encoding="utf-8")
+        code, _, err = run(capsys, str(source), "-o", str(out), "--resume")
+        assert code == 2
+        assert err.strip() == (
+            f"error: {out} holds id 'r0' twice (lines 1 and 11; 10 repeated id(s) in all): two runs wrote it at once, "
+            "or it was edited; keep one line per id, or write to a new -o"
+        )
+
+    @pytest.mark.parametrize(
+        "bogus, message",
+        [
+            ('{"id": "r7", "line": 8, "result": null}\n', "line 5 (id 'r7') has a result that is not a result record (a NoneType)"),
+            ('{"id": "r7", "line": 8, "result": "hello"}\n', "line 5 (id 'r7') has a result that is not a result record (a str)"),
+            (
+                '{"id": "r7", "line": 8, "error": {"field": "claim", "message": "bad", "unit": "line"}}\n',
+                f"line 5 (id 'r7') is stale: it is an error row, but IN line 8 is valid now",
+            ),
+            ("EDITED", "line 5 (id 'r7') holds a result that does not check out: result_sha256 does not match the record"),
+            ("DOUBLED", "line 5 is not an envelope of verify --resume: duplicate key 'id' in a JSON object"),
+            ("SPACED", "line 5 (id 'r7') was edited: it is not the line verify writes for that result"),
+        ],
+    )
+    def test_bogus_done_rows_are_refused(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, bogus: str, message: str
+    ) -> None:
+        source, lines = self._full(capsys, tmp_path, [row(n) for n in range(10)])
+        genuine = json.loads(lines[7])
+        assert genuine["id"] == "r7" and genuine["result"]["status"] == "supported"
+        if bogus == "EDITED":
+            genuine["result"].update(status="insufficient", supporting_group=[], supporting_basis=None)
+            bogus = json.dumps(genuine) + "\n"
+        elif bogus == "DOUBLED":
+            bogus = lines[7][:-2] + ', "id": "r1"}\n'
+        elif bogus == "SPACED":
+            bogus = lines[7].replace('"line": 8', '"line":  8')
+        out = tmp_path / "out.jsonl"
+        out.write_text("".join(lines[:4]) + bogus, encoding="utf-8")
+        before = out.read_bytes()
+        code, _, err = run(capsys, str(source), "-o", str(out), "--resume")
+        assert code == 2
+        assert err.strip().startswith(f"error: {out} {message}".replace("IN", str(source)))
+        assert out.read_bytes() == before
+
+    def test_a_stale_result_after_the_claim_changed_is_refused(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        rows = [row(n) for n in range(6)]
+        source, lines = self._full(capsys, tmp_path, rows)
+        out = tmp_path / "out.jsonl"
+        out.write_text("".join(lines[:4]), encoding="utf-8")
+        rows[3] = row(3, claim="The deployment date is May 5.")
+        write(source, rows)
+        code, _, err = run(capsys, str(source), "-o", str(out), "--resume")
+        assert code == 2
+        assert err.strip() == (
+            f"error: {out} line 4 (id 'r3') is stale: it is a result for another claim than {source} line 4 has now; "
+            "remove that line (and any other stale one) from the output, or write to a new -o"
+        )
+        rows[3] = {**row(3), "evidence": [{**row(3)["evidence"][0], "text": "The date is May 4."}]}
+        write(source, rows)
+        assert f"line 4 (id 'r3') is stale: it is a result for other evidence than {source} line 4 has now" in run(
+            capsys, str(source), "-o", str(out), "--resume")[2]
+        write(source, [row(99), *[row(n) for n in range(6)]])  # every row one line further down
+        assert f"line 1 (id 'r0') is stale: it is for line 1, but the row with that id is {source} line 2 now" in run(
+            capsys, str(source), "-o", str(out), "--resume")[2]
+        write(source, [{**r, "requires_complete_set": True} if r["id"] == "r2" else r for r in (row(n) for n in range(6))])
+        assert "line 3 (id 'r2') is stale: it is a result for another as_of or requires_complete_set" in run(
+            capsys, str(source), "-o", str(out), "--resume")[2]
+
+    def test_a_stale_error_row_after_the_row_was_fixed_is_refused(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        rows: list[Any] = [row(n) for n in range(4)]
+        rows[2] = row(2, claim="  ")
+        source, lines = self._full(capsys, tmp_path, rows, "--skip-invalid")
+        assert json.loads(lines[2])["error"]["field"] == "claim"
+        out = tmp_path / "out.jsonl"
+        out.write_text("".join(lines), encoding="utf-8")
+        write(source, [row(n) for n in range(4)])
+        code, _, err = run(capsys, str(source), "-o", str(out), "--resume", "--skip-invalid")
+        assert code == 2
+        assert err.strip().startswith(f"error: {out} line 3 (id 'r2') is stale: it is an error row, but {source} line 3 is valid now")
+        rows[2] = {**row(2), "evidence": "none"}  # still invalid, but another error
+        write(source, rows)
+        assert "line 3 (id 'r2') is stale: it reports another error than" in run(
+            capsys, str(source), "-o", str(out), "--resume", "--skip-invalid")[2]
+        rows[2] = row(2, claim="  ")  # as it was: the error row is current again, and kept
+        write(source, rows)
+        assert run(capsys, str(source), "-o", str(out), "--resume", "--skip-invalid")[0] == 0
+        assert out.read_text(encoding="utf-8") == "".join(lines)
+
+
 def _run_and_kill(argv: list[str], out: Path, threshold: int, after_s: Optional[float] = None) -> int:
     """Start the command; SIGKILL it once ``out`` holds at least ``threshold`` bytes (0: right away) or, with
     ``after_s``, after that many seconds; its status."""
@@ -242,6 +363,27 @@ def test_sigkill_at_any_point_and_resume_gives_the_uninterrupted_results(tiny_mo
         _run_and_kill(argv, out, 0, after_s=chance.uniform(0.5, 3.0))
     assert _run_and_kill(argv, out, 1 << 60) == 0
     check(out)
+
+
+def test_two_concurrent_runs_on_one_output_write_every_id_once(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (item 6): two runs started together on one --resume output both appended every row. Now the
+    second stops at once on the first's lock (or, if it starts after the first ended, finds everything done)."""
+    rows = [row(n, claim=f"The deployment {n} date is May {n % 28 + 1}.") for n in range(3 * CHUNK)]
+    source = write(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "CLAIM_VERIFIER_MODEL_DIR"}
+    argv = [sys.executable, "-m", "verifier", "verify", str(source), "--model-dir", str(tiny_model_dir), "-q", "-o", str(out), "--resume"]
+    first = subprocess.Popen(argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    while not out.exists() and first.poll() is None:
+        time.sleep(0.005)
+    second = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    _, first_err = first.communicate(timeout=300)
+    assert first.returncode == 0, first_err
+    assert second.returncode in (0, 1), second.stderr
+    if second.returncode == 1:
+        assert "is being written by another verify --resume run" in second.stderr
+    ids = [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(ids) == sorted(r["id"] for r in rows)
 
 
 def _check_resumed(expected: list[str]) -> Callable[[Path], None]:

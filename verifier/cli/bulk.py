@@ -2,10 +2,11 @@
 
 ``verify`` reads its input twice (:mod:`verifier.cli.inputs`): :func:`scan`
 validates every row and keeps only counts, the first invalid rows (for the
-report) and, for ``--resume``, 16 bytes per id; the second pass re-reads the
+report) and, for ``--resume``, 32 bytes per id; the second pass re-reads the
 input and verifies it in chunks of :data:`CHUNK` claims. Memory therefore does
-not grow with the input, except the 16 bytes per id that ``--resume`` needs to
-prove the ids unique and to skip those already written.
+not grow with the input, except the 32 bytes per id that ``--resume`` needs to
+prove the ids unique, to check what is already written against the current
+rows and to skip it.
 
 Shards (``--shard I/N``)
     A row belongs to shard ``int(sha256(id)[:8]) % N`` (big-endian, the id as
@@ -21,13 +22,12 @@ Envelopes (``--output-format envelope``)
     "message": ..., "unit": ...}}`` per skipped row, in input order. ``result``
     is the result's ``model_dump_json()`` byte for byte.
 
-Resume (``--resume``, envelopes only)
-    The output (a regular file) is appended to one chunk at a time: each
-    chunk's lines are written together, flushed and fsynced. On a restart,
-    :func:`read_done` reads what is there: a last line without its newline (a
-    torn write) is dropped, any other line that is not an envelope is an error,
-    and every result must carry this run's ``configuration_sha256``. Every
-    input row must have a unique string id; ids already written are skipped.
+Resume (``--resume``, envelopes only; :mod:`verifier.cli.resume`)
+    Every input row must have a unique string id. Pass 1 keeps, per id, 16
+    bytes of its sha256 and a 16-byte :func:`row_fingerprint` (the row's line
+    and, for a valid row, the digests of its claim and evidence, its ``as_of``
+    and ``requires_complete_set``; for an invalid row, its error), so that a
+    line already in the output is kept only when it answers the current row.
 """
 
 from __future__ import annotations
@@ -35,17 +35,16 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Iterator, Optional
+from datetime import datetime
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from ..decision.audit import configuration_sha256
+from ..decision.audit import canonical, claim_sha256, configuration_sha256, evidence_sha256
 from ..types import ClaimVerification, ClaimVerificationConfig, ClaimVerificationStatus
 from ..validation import ValidRequest
-from .errors import Failure, UsageError
+from .errors import UsageError
 from .inputs import MAX_REPORTED_ERRORS, InputRow, InvalidRow
 
 __all__ = [
@@ -56,12 +55,14 @@ __all__ = [
     "Scan",
     "scan",
     "DigestSet",
-    "read_done",
     "envelope",
+    "envelope_text",
+    "row_fingerprint",
+    "result_fingerprint",
+    "error_fingerprint",
     "row_id",
     "chunks",
     "bare",
-    "AppendFile",
     "check_ids",
     "configuration_digest",
     "StatusTally",
@@ -110,10 +111,24 @@ def id_digest(row_id: str) -> bytes:
 
 
 class DigestSet:
-    """A sorted array of :func:`id_digest` values: 16 bytes per id, exact membership."""
+    """A sorted array of :func:`id_digest` values: 16 bytes per id, exact membership.
 
-    def __init__(self, digests: "bytes | bytearray") -> None:
-        self.array = np.sort(np.frombuffer(bytes(digests), dtype="S16"))
+    ``values`` (optional, 16 bytes per id in the same order as ``digests``, each
+    ending in a non-zero byte) are kept beside their ids: :meth:`value`.
+    """
+
+    def __init__(self, digests: "bytes | bytearray", values: "bytes | bytearray | None" = None) -> None:
+        ids = np.frombuffer(bytes(digests), dtype="S16")
+        order = np.argsort(ids, kind="stable")
+        self.array = ids[order]
+        self.values = np.frombuffer(bytes(values), dtype="S16")[order] if values is not None else None
+
+    def value(self, digest: bytes) -> Optional[bytes]:
+        """The value kept beside ``digest`` (``None``: not a member, or no values)."""
+        index = int(np.searchsorted(self.array, digest))
+        if self.values is None or index >= self.array.size or bytes(self.array[index]) != digest:
+            return None
+        return bytes(self.values[index])
 
     def __len__(self) -> int:
         return int(self.array.size)
@@ -142,6 +157,8 @@ class Scan:
     #: one valid request that needs the model, if any (``prepare`` checks the model directory only then)
     sample: list[ValidRequest] = field(default_factory=list)
     digests: bytearray = field(default_factory=bytearray)
+    #: :func:`row_fingerprint` of each row, beside ``digests`` (``--resume``)
+    fingerprints: bytearray = field(default_factory=bytearray)
     without_id: list[str] = field(default_factory=list)
     without_id_count: int = 0
 
@@ -193,6 +210,7 @@ def scan(rows: Iterator["InputRow | InvalidRow"], shard: Shard, *, need_ids: boo
                     result.without_id.append(f"{item.unit if isinstance(item, InvalidRow) else 'line'} {item.line}")
             else:
                 result.digests += id_digest(key)
+                result.fingerprints += row_fingerprint(item)
     return result
 
 
@@ -209,8 +227,8 @@ def check_ids(found: Scan, rows: Iterator["InputRow | InvalidRow"], shard: Shard
         raise UsageError(
             f"error: --resume needs a string id on every row; {found.without_id_count} row(s) of {source} have none ({where})"
         )
-    ids = DigestSet(found.digests)
-    found.digests = bytearray()
+    ids = DigestSet(found.digests, found.fingerprints)
+    found.digests, found.fingerprints = bytearray(), bytearray()
     repeated = ids.repeated()
     if repeated:
         lines: dict[bytes, list[int]] = {}
@@ -232,96 +250,64 @@ def check_ids(found: Scan, rows: Iterator["InputRow | InvalidRow"], shard: Shard
     return ids
 
 
-def read_done(path: Path, configuration_sha256: str, option: str = "-o") -> "tuple[DigestSet, int]":
-    """What an interrupted ``--resume`` run already wrote to ``path``: the ids done and the byte length to keep.
-
-    A missing or empty file is nothing done. A last line without its newline is
-    a torn write and is not counted (the caller truncates the file to the
-    returned length).
-
-    Raises:
-        UsageError: a line that is not an envelope, or a result made under
-            another decision configuration.
-        Failure: the file cannot be read.
-    """
-    digests = bytearray()
-    keep = 0
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        return DigestSet(b""), 0
-    except OSError as exc:
-        raise Failure(f"error: cannot read {option} {path}: {exc.strerror or exc}") from exc
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.endswith(b"\n"):
-                break  # a torn last line: dropped
-            keep += len(raw)
-            digests += id_digest(_done_id(raw, number, path, configuration_sha256))
-    return DigestSet(digests), keep
-
-
-def _done_id(raw: bytes, number: int, path: Path, configuration_sha256: str) -> str:
-    problem = f"error: {path} line {number} is not an envelope of verify --resume"
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise UsageError(f"{problem}; give a new -o or the output of the interrupted run") from None
-    if not isinstance(value, dict) or not isinstance(value.get("id"), str) or not ("result" in value or "error" in value):
-        raise UsageError(f"{problem}; give a new -o or the output of the interrupted run")
-    result = value.get("result")
-    if isinstance(result, dict) and result.get("configuration_sha256") != configuration_sha256:
-        raise UsageError(
-            f"error: {path} line {number} was verified under another decision configuration "
-            f"(configuration_sha256 {str(result.get('configuration_sha256'))[:12]}..., this run "
-            f"{configuration_sha256[:12]}...); resume with the same options or write to a new -o"
-        )
-    return value["id"]
+def envelope_text(key: Optional[str], line: int, *, result: Optional[str] = None, error: Optional[dict[str, Any]] = None) -> str:
+    """The envelope line (with its newline) of row ``line`` with id ``key``: ``result`` (its JSON text) or ``error``."""
+    if result is not None:
+        return f'{{"id": {json.dumps(key)}, "line": {line}, "result": {result}}}\n'
+    assert error is not None
+    body = json.dumps({"field": error["field"], "message": error["message"], "unit": error["unit"]})
+    return f'{{"id": {json.dumps(key)}, "line": {line}, "error": {body}}}\n'
 
 
 def envelope(item: "InputRow | InvalidRow", result: Optional[ClaimVerification]) -> str:
     """One envelope line (with its newline) for a verified row (``result``) or a skipped invalid row."""
-    key = json.dumps(row_id(item) if isinstance(item, InvalidRow) else item.request.id)
     if isinstance(item, InvalidRow):
-        error = json.dumps({"field": item.field, "message": item.message, "unit": item.unit})
-        return f'{{"id": {key}, "line": {item.line}, "error": {error}}}\n'
+        return envelope_text(row_id(item), item.line, error={"field": item.field, "message": item.message, "unit": item.unit})
     assert result is not None
-    return f'{{"id": {key}, "line": {item.line}, "result": {result.model_dump_json()}}}\n'
+    return envelope_text(item.request.id, item.line, result=result.model_dump_json())
+
+
+def _fingerprint(parts: list[Any]) -> bytes:
+    return hashlib.sha256(canonical(parts).encode("utf-8", "surrogatepass")).digest()[:15] + b"\x01"
+
+
+def _instant(value: Optional[datetime]) -> Optional[str]:
+    return None if value is None else value.isoformat()
+
+
+def row_fingerprint(item: "InputRow | InvalidRow") -> bytes:
+    """16 bytes standing for what an output line must say about this input row (``--resume``).
+
+    A valid row: its line, the sha256 of its claim and of its evidence (those
+    every result carries), its ``as_of`` and ``requires_complete_set``. An
+    invalid row: its line and its error. Equal to :func:`result_fingerprint` /
+    :func:`error_fingerprint` of the line an uninterrupted run writes for it.
+    """
+    if isinstance(item, InvalidRow):
+        return error_fingerprint(item.line, {"field": item.field, "message": item.message, "unit": item.unit})
+    request = item.request
+    return _fingerprint(
+        ["result", item.line, claim_sha256(request.claim), evidence_sha256(request.evidence),
+         _instant(request.as_of), bool(request.requires_complete_set)]
+    )
+
+
+def result_fingerprint(line: int, result: ClaimVerification) -> bytes:
+    """:func:`row_fingerprint` of the row a result at ``line`` answers (``incomplete`` is a complete-set claim's)."""
+    return _fingerprint(
+        ["result", line, result.claim_sha256, result.evidence_sha256, _instant(result.as_of),
+         result.status is ClaimVerificationStatus.INCOMPLETE]
+    )
+
+
+def error_fingerprint(line: int, error: dict[str, Any]) -> bytes:
+    """:func:`row_fingerprint` of the invalid row an error envelope at ``line`` reports."""
+    return _fingerprint(["error", line, error.get("field"), error.get("message"), error.get("unit")])
 
 
 def bare(item: "InputRow | InvalidRow", result: Optional[ClaimVerification]) -> str:
     """The default format: the result's ``model_dump_json()`` and a newline; nothing for a skipped row."""
     return "" if result is None else result.model_dump_json() + "\n"
-
-
-class AppendFile:
-    """The ``--resume`` output: truncated to what :func:`read_done` kept, then appended one fsynced chunk at a time."""
-
-    def __init__(self, path: Path, keep: int, option: str = "-o") -> None:
-        self.path, self.option = path, option
-        try:
-            self.handle: IO[bytes] = open(path, "ab")
-            self.handle.truncate(keep)
-        except OSError as exc:
-            raise Failure(f"error: cannot write {option} {path}: {exc.strerror or exc}") from exc
-
-    def write_chunk(self, text: str) -> None:
-        """Append ``text`` (whole lines) with one write, then flush and fsync."""
-        if not text:
-            return
-        try:
-            self.handle.write(text.encode("utf-8", "surrogatepass"))
-            self.handle.flush()
-            os.fsync(self.handle.fileno())
-        except OSError as exc:
-            raise Failure(f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}") from exc
-
-    def close(self) -> None:
-        """Close the file (what was written stays)."""
-        try:
-            self.handle.close()
-        except OSError:  # pragma: no cover - every chunk was already fsynced
-            pass
 
 
 class StatusTally(list[ClaimVerification]):

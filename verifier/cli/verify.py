@@ -47,7 +47,6 @@ from .common import (
 )
 from .errors import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, UsageError, err
 from .bulk import (
-    AppendFile,
     DigestSet,
     Scan,
     Shard,
@@ -58,14 +57,14 @@ from .bulk import (
     configuration_digest,
     envelope,
     id_digest,
-    read_done,
     row_id,
     scan,
     shard_type,
 )
 from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
-from .render import RunSummary, format_result, format_summary
+from .render import RunSummary, format_result, format_summary, identity_summary
+from .resume import AppendFile, find_row, read_done
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..claim_verifier import ClaimVerifier
@@ -246,6 +245,9 @@ def _verify_all(
         overhead = getattr(getattr(verifier.scorer, "stats", None), "padding_overhead", None)
         if isinstance(overhead, (int, float)):
             run.stats["padding_overhead"] = float(overhead)
+        manifest = getattr(verifier.scorer, "manifest", None)
+        if manifest is not None:
+            run.stats["identity"] = identity_summary(manifest)
     return run
 
 
@@ -294,14 +296,13 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
         done = DigestSet(b"")
         if args.resume:
             ids = check_ids(found, rows(config, limits), shard, source)
-            done, keep = read_done(output, configuration_digest(config))
-            if done.missing_from(ids):
-                raise UsageError(
-                    f"error: {output} holds {done.missing_from(ids)} id(s) that are not in {source}"
-                    f"{f' (shard {shard})' if shard.count > 1 else ''}; it is not the output of this input"
-                )
-            appender = AppendFile(output, keep)
+            appender = AppendFile(output)  # locked until the run ends: a second run on this output stops at once
             stack.callback(appender.close)
+            done, keep = read_done(
+                output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)),
+                source=f"{source}{f' (shard {shard})' if shard.count > 1 else ''}",
+            )
+            appender.truncate(keep)
         if skipped:
             report_invalid(source, found.reported, "skipped", total=skipped)
             err(f"skipped: {skipped} invalid row{'s' if skipped != 1 else ''} of {source}")

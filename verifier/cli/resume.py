@@ -1,0 +1,292 @@
+"""``verify --resume``: the output file, locked while a run writes it, and what an earlier run left in it, verified.
+
+The output (a regular file) is appended to one chunk at a time: each chunk's
+lines are written together, flushed and fsynced (:class:`AppendFile`). While a
+run writes it, it holds an exclusive lock on the file (``fcntl.flock``, not
+blocking): a second run on the same output stops at once instead of appending
+the same rows again.
+
+On a restart :func:`read_done` reads what is there. A last line without its
+newline is a torn write and is dropped (the file is truncated to the last
+whole line). Every other line must be exactly the line an uninterrupted run
+writes for the *current* input row with its id:
+
+* an envelope of verify, parsed strictly (:mod:`verifier.strictjson`), byte for
+  byte as verify renders it;
+* a result must carry this run's ``configuration_sha256``, check out
+  (:func:`verifier.decision.check.check_result`: its claim, evaluation and
+  result digests and its configuration), and answer the current row: the same
+  line, claim and evidence digests, ``as_of`` and ``requires_complete_set``
+  (:func:`~verifier.cli.bulk.row_fingerprint`);
+* an error row must report the current row, still invalid with the same error;
+* no id may repeat.
+
+Anything else stops the run with exit 2, naming the output line and the id,
+before any model work: a line is never silently kept, and never silently
+replaced (which would need a rewrite of the file, and would lose the
+guarantee that a killed run leaves only whole, verified lines).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator, Optional
+
+from ..decision.audit import claim_sha256, evidence_sha256
+from ..decision.check import check_result, parse_result
+from ..strictjson import DuplicateKeyError
+from ..strictjson import loads as strict_loads
+from ..types import ClaimVerificationConfig
+from .bulk import (
+    DigestSet,
+    envelope_text,
+    error_fingerprint,
+    id_digest,
+    result_fingerprint,
+    row_fingerprint,
+    row_id,
+)
+from .errors import Failure, UsageError
+from .inputs import InputRow, InvalidRow
+
+__all__ = ["AppendFile", "find_row", "read_done"]
+
+#: Finds the current input row with an id (a fresh read of the input; used only to word a refusal).
+RowFinder = Callable[[str], "Optional[InputRow | InvalidRow]"]
+
+
+class AppendFile:
+    """The ``--resume`` output, opened (created if missing) and locked; truncated, then appended in fsynced chunks.
+
+    Raises:
+        Failure: the file cannot be opened, or another run holds its lock.
+    """
+
+    def __init__(self, path: Path, option: str = "-o") -> None:
+        self.path, self.option = path, option
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except OSError as exc:
+            raise Failure(f"error: cannot write {option} {path}: {exc.strerror or exc}") from exc
+        try:
+            _lock(fd)
+        except BlockingIOError:
+            os.close(fd)
+            raise Failure(
+                f"error: {option} {path} is being written by another verify --resume run (it holds the file's lock); "
+                f"wait for that run to finish (then resume), or write to another {option}"
+            ) from None
+        self.handle: IO[bytes] = os.fdopen(fd, "ab")
+
+    def truncate(self, keep: int) -> None:
+        """Drop everything after the first ``keep`` bytes (a torn last line)."""
+        try:
+            self.handle.truncate(keep)
+        except OSError as exc:
+            raise Failure(f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}") from exc
+
+    def write_chunk(self, text: str) -> None:
+        """Append ``text`` (whole lines) with one write, then flush and fsync."""
+        if not text:
+            return
+        try:
+            self.handle.write(text.encode("utf-8", "surrogatepass"))
+            self.handle.flush()
+            os.fsync(self.handle.fileno())
+        except OSError as exc:
+            raise Failure(f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}") from exc
+
+    def close(self) -> None:
+        """Close the file, which releases its lock (what was written stays)."""
+        try:
+            self.handle.close()
+        except OSError:  # pragma: no cover - every chunk was already fsynced
+            pass
+
+
+def _lock(fd: int) -> None:
+    """An exclusive, non-blocking ``flock`` on ``fd`` (raises :class:`BlockingIOError` when held elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock (docs/bulk.md)
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _lines(path: Path, option: str) -> Iterator[tuple[int, bytes]]:
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise Failure(f"error: cannot read {option} {path}: {exc.strerror or exc}") from exc
+    with handle:
+        yield from enumerate(handle, start=1)
+
+
+class _Done:
+    """What :func:`read_done` checks one line against; raises :class:`UsageError` for a line it cannot keep."""
+
+    def __init__(self, path: Path, config: ClaimVerificationConfig, configuration_sha256: str, find: RowFinder, source: str) -> None:
+        self.path, self.config, self.digest, self.find, self.source = path, config, configuration_sha256, find, source
+        self.advice = "remove that line (and any other stale one) from the output, or write to a new -o"
+
+    def refuse(self, number: int, what: str, key: Optional[str] = None) -> UsageError:
+        named = f" (id {key!r})" if key is not None else ""
+        return UsageError(f"error: {self.path} line {number}{named} {what}; {self.advice}")
+
+    def envelope(self, raw: bytes, number: int) -> dict[str, Any]:
+        try:
+            value = strict_loads(raw)
+        except DuplicateKeyError as exc:
+            raise self.refuse(number, f"is not an envelope of verify --resume: {exc.msg}") from None
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, dict) or not isinstance(value.get("id"), str) or not ("result" in value or "error" in value):
+            raise UsageError(
+                f"error: {self.path} line {number} is not an envelope of verify --resume; "
+                "give a new -o or the output of the interrupted run"
+            )
+        return value
+
+    def fingerprint(self, value: dict[str, Any], raw: bytes, number: int) -> bytes:
+        """The :func:`row_fingerprint` of the row this (verified) line answers."""
+        key, line = value["id"], value.get("line")
+        if set(value) not in ({"id", "line", "result"}, {"id", "line", "error"}) or not isinstance(line, int) or isinstance(line, bool):
+            raise self.refuse(number, 'is not an envelope of verify --resume (it needs exactly "id", "line" and "result" or "error")', key)
+        if "error" in value:
+            error = value["error"]
+            if not (isinstance(error, dict) and set(error) == {"field", "message", "unit"}):
+                raise self.refuse(number, "has an error that is not one verify writes", key)
+            if envelope_text(key, line, error=error).encode("utf-8", "surrogatepass") != raw:
+                raise self.refuse(number, "was edited: it is not the line verify writes for that error", key)
+            return error_fingerprint(line, error)
+        result = value["result"]
+        if not isinstance(result, dict):
+            raise self.refuse(number, f"has a result that is not a result record (a {type(result).__name__})", key)
+        if result.get("configuration_sha256") != self.digest:
+            raise UsageError(
+                f"error: {self.path} line {number} was verified under another decision configuration "
+                f"(configuration_sha256 {str(result.get('configuration_sha256'))[:12]}..., this run "
+                f"{self.digest[:12]}...); resume with the same options or write to a new -o"
+            )
+        try:
+            record = parse_result(result)
+        except ValueError as exc:
+            raise self.refuse(number, f"holds {exc}", key) from None
+        report = check_result(record, config=self.config)
+        if not report.ok:
+            raise self.refuse(number, f"holds a result that does not check out: {report.problems[0]}", key)
+        if envelope_text(key, line, result=record.model_dump_json()).encode("utf-8", "surrogatepass") != raw:
+            raise self.refuse(number, "was edited: it is not the line verify writes for that result", key)
+        return result_fingerprint(line, record)
+
+    def stale(self, value: dict[str, Any], number: int) -> UsageError:
+        """Why the line does not answer the current row with its id (a fresh read of the input finds it)."""
+        key, line = value["id"], value["line"]
+        item = self.find(key)
+        where = f"{self.source} line {item.line}" if item is not None else self.source
+        if item is None:  # pragma: no cover - the id is in the input, or read_done would not ask
+            why = "answers no current input row"
+        elif "error" in value and isinstance(item, InputRow):
+            why = f"is an error row, but {where} is valid now"
+        elif "result" in value and isinstance(item, InvalidRow):
+            why = f"is a result, but {where} is invalid now ({item.describe(self.source).split(': ', 1)[1]})"
+        elif item.line != line:
+            why = f"is for line {line}, but the row with that id is {where} now"
+        elif isinstance(item, InvalidRow):
+            why = f"reports another error than {where} has now"
+        else:
+            record = parse_result(value["result"])
+            if result_fingerprint(line, record) == row_fingerprint(item):  # pragma: no cover - not stale after all
+                why = "answers another row"
+            elif record.claim_sha256 != claim_sha256(item.request.claim):
+                why = f"is a result for another claim than {where} has now"
+            elif record.evidence_sha256 != evidence_sha256(item.request.evidence):
+                why = f"is a result for other evidence than {where} has now"
+            else:
+                why = f"is a result for another as_of or requires_complete_set than {where} has now"
+        return self.refuse(number, f"is stale: it {why}", key)
+
+
+def read_done(
+    path: Path,
+    ids: DigestSet,
+    config: ClaimVerificationConfig,
+    configuration_sha256: str,
+    find: RowFinder,
+    *,
+    source: str,
+    option: str = "-o",
+) -> "tuple[DigestSet, int]":
+    """What an earlier ``--resume`` run wrote to ``path``, verified: the ids done and the byte length to keep.
+
+    ``ids`` are the input's ids with their :func:`~verifier.cli.bulk.row_fingerprint`;
+    ``find`` reads the input again to name what changed when a line is stale.
+    A missing or empty file is nothing done; a last line without its newline is
+    a torn write and is not counted (the caller truncates the file).
+
+    Raises:
+        UsageError: a line that is not an envelope, or not the line an
+            uninterrupted run writes for the current row with its id (see the
+            module docstring), an id that is not in the input, or an id twice.
+        Failure: the file cannot be read.
+    """
+    checker = _Done(path, config, configuration_sha256, find, source)
+    digests = bytearray()
+    keep = unknown = 0
+    for number, raw in _lines(path, option):
+        if not raw.endswith(b"\n"):
+            break  # a torn last line: dropped
+        keep += len(raw)
+        value = checker.envelope(raw, number)
+        digest = id_digest(value["id"])
+        expected = ids.value(digest)
+        if expected is None:
+            unknown += 1
+            continue
+        if checker.fingerprint(value, raw, number) != expected:
+            raise checker.stale(value, number)
+        digests += digest
+    if unknown:
+        raise UsageError(
+            f"error: {path} holds {unknown} id(s) that are not in {source}; it is not the output of this input"
+        )
+    done = DigestSet(digests)
+    repeated = done.repeated()
+    if repeated:
+        raise _repeated(path, repeated, option)
+    return done, keep
+
+
+def _repeated(path: Path, repeated: set[bytes], option: str) -> UsageError:
+    """Name the first id that an output holds twice, and its lines."""
+    lines: dict[bytes, list[int]] = {}
+    names: dict[bytes, str] = {}
+    for number, raw in _lines(path, option):
+        if not raw.endswith(b"\n"):
+            break
+        key = strict_loads(raw)["id"]
+        digest = id_digest(key)
+        if digest in repeated:
+            lines.setdefault(digest, []).append(number)
+            names[digest] = key
+    first = min(repeated, key=lambda digest: lines.get(digest, [0]))
+    where = " and ".join(str(line) for line in lines.get(first, [])[:2])
+    return UsageError(
+        f"error: {path} holds id {names.get(first, '?')!r} twice (lines {where}; {len(repeated)} repeated id(s) in all): "
+        f"two runs wrote it at once, or it was edited; keep one line per id, or write to a new {option}"
+    )
+
+
+def find_row(rows: Callable[[], Iterator["InputRow | InvalidRow"]]) -> RowFinder:
+    """A :data:`RowFinder` over fresh reads of the input."""
+
+    def find(key: str) -> "Optional[InputRow | InvalidRow]":
+        for item in rows():
+            if row_id(item) == key:
+                return item
+        return None
+
+    return find
