@@ -1,7 +1,7 @@
 """``python -m export`` in a checkout of this repository: a shim over the exporter package ``verifier_export``.
 
 The exporter is installed as :mod:`verifier_export` (also the console script
-``claim-verifier-export``); this directory is not installed, so ``pip install``
+``onnx-claim-verifier-export``); this directory is not installed, so ``pip install``
 adds no top-level ``export`` module that other packages could clash with. Run
 ``python -m export ...`` from the repository root, or ``python -m
 verifier_export ...`` anywhere. Library code imports :mod:`verifier_export`.

@@ -127,11 +127,11 @@ _LAZY = {
 
 
 def _package_version() -> str:
-    """The installed distribution's version (``claim-verifier``), else the source tree's."""
+    """The installed distribution's version (``onnx-claim-verifier``), else the source tree's."""
     from importlib import metadata
 
     try:
-        return metadata.version("claim-verifier")
+        return metadata.version("onnx-claim-verifier")  # verifier.messages.DISTRIBUTION
     except metadata.PackageNotFoundError:  # a source tree on sys.path, not installed
         return "0.0.0+unknown"
 

@@ -12,7 +12,12 @@ from typing import Optional
 
 from pydantic import ValidationError
 
-__all__ = ["PYDANTIC_WORDS", "describe_validation_error", "strip_pydantic_links", "one_line"]
+__all__ = [
+    "DISTRIBUTION", "PYDANTIC_WORDS", "describe_validation_error", "strip_pydantic_links", "one_line", "install_hint",
+]
+
+#: The PyPI distribution (``pip install onnx-claim-verifier``); the import package is ``verifier``.
+DISTRIBUTION = "onnx-claim-verifier"
 
 #: pydantic error types worded for users; other types keep pydantic's own message.
 PYDANTIC_WORDS: dict[str, str] = {
@@ -59,6 +64,16 @@ def describe_validation_error(exc: ValidationError) -> tuple[Optional[str], str,
         message = PYDANTIC_WORDS.get(kind) or str(first.get("msg", "invalid value"))
     location = ".".join(str(part) for part in first.get("loc", ())) or None
     return location, message, len(errors)
+
+
+def install_hint(extra: str) -> str:
+    """How to install an extra, for messages: from PyPI, or in a checkout with the set-up script.
+
+    Example:
+        >>> install_hint("server")
+        "pip install 'onnx-claim-verifier[server]'; in a checkout: bash scripts/setup.sh export,test,server"
+    """
+    return f"pip install '{DISTRIBUTION}[{extra}]'; in a checkout: bash scripts/setup.sh export,test,{extra}"
 
 
 def one_line(exc: BaseException) -> str:

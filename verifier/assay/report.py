@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..decision import audit
+from ..messages import install_hint
 from ..types import ClaimVerification
 from .labels import LABELS
 from .metrics import METRICS
@@ -212,7 +213,7 @@ def write_report(report: dict[str, Any], results: Sequence[ClaimVerification], d
     figures = _figures(report, directory)
     report["run"]["figures"] = figures
     if not figures:
-        report["run"]["figures_note"] = "No figures: install the plot extra (pip install 'claim-verifier[plot]')."
+        report["run"]["figures_note"] = "No figures: install the plot extra ({install_hint('plot')})."
     _atomic(directory / "results.jsonl", "".join(result.model_dump_json() + "\n" for result in results))
     _atomic(directory / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     _atomic(directory / "report.md", markdown(report))

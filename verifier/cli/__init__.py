@@ -163,7 +163,7 @@ run_info = info.run
 
 
 def _prog() -> str:
-    """``python -m verifier`` when run as a module, else the name it was run by (``claim-verifier``)."""
+    """``python -m verifier`` when run as a module, else the name it was run by (``onnx-claim-verifier``)."""
     name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     return "python -m verifier" if name in ("", "__main__.py", "-c") else name
 

@@ -8,6 +8,7 @@ from typing import Optional
 
 from ..argtypes import int_range, positive_float
 from ..engine.coalesce import DEFAULT_MAX_QUEUE_PAIRS, DEFAULT_MAX_WAIT_MS
+from ..messages import install_hint
 from ..options import InputLimits, RuntimeOptions
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION
 from .common import Context, add_model_dir, build_config, load_manifest, missing_model_message, threads
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         from ..serve import ServerSettings, create_app
         from ..serve.auth import read_api_key
     except ImportError as exc:
-        raise Failure(f"error: serve needs the server extra (pip install 'claim-verifier[server]'): {exc}") from exc
+        raise Failure(f"error: serve needs the server extra ({install_hint('server')}): {exc}") from exc
     model_dir = RuntimeOptions(model_dir=args.model_dir).resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
     manifest = load_manifest(model_dir)
     if manifest is None:
