@@ -15,19 +15,45 @@ Exported model directories (``python -m export``'s library call, parity gate pas
 
 The export fixtures need torch (the ``export`` extra) and skip without it;
 CI installs it, so a skip there is a bug.
+
+Every test runs with ``$CLAIM_VERIFIER_DATA_DIR`` naming a fresh, not yet
+created directory of its own (subprocesses inherit it), so no test reads or
+writes the per-user data directory of whoever runs the suite, and a pointer one
+test records is not seen by another.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import shutil
+import tempfile
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
 #: Labels of the reordered fixture model (index order).
 REORDERED_LABELS = ("entailment", "neutral", "contradiction")
+
+#: Parent of every test's own per-user data directory (removed when the session ends).
+_DATA_ROOT = Path(tempfile.mkdtemp(prefix="claim-verifier-test-data-"))
+_DATA_DIRS = itertools.count()
+# Session-scoped fixtures and anything run before the first test use one of their own.
+os.environ["CLAIM_VERIFIER_DATA_DIR"] = str(_DATA_ROOT / "session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_DATA_ROOT, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_user_data_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``$CLAIM_VERIFIER_DATA_DIR`` for this test alone (never the real per-user data directory)."""
+    path = _DATA_ROOT / f"test-{next(_DATA_DIRS)}"
+    monkeypatch.setenv("CLAIM_VERIFIER_DATA_DIR", str(path))
+    yield path
 
 
 def _build(root: Path, **kwargs: Any) -> Path:

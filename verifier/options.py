@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "RuntimeOptions", "InputLimits", "Schedule", "Padding", "PADDING_LAYOUTS", "default_model_dir", "available_cpus",
-    "MODEL_DIR_ENV", "BATCH_OVERHEAD_TOKENS", "DEFAULT_MAX_BATCH_TOKENS",
+    "MODEL_DIR_ENV", "DATA_DIR_ENV", "DATA_DIR_APP", "POINTER_FORMAT", "BATCH_OVERHEAD_TOKENS",
+    "DEFAULT_MAX_BATCH_TOKENS", "user_data_dir", "pointer_path", "recorded_model_dir",
+    "DEFAULT_SCORE_CACHE_MAX_ROWS",
 ]
 
 #: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`verifier.engine.batching.plan_batches`.
@@ -29,9 +31,17 @@ BATCH_OVERHEAD_TOKENS = 16.0
 #: batches of 1-2k tokens run 1.1-1.35x faster per sequence than 8k-token batches at
 #: 32-192 tokens (their activations stay in the caches), and the arena grows less.
 DEFAULT_MAX_BATCH_TOKENS = 2048
+#: Default bound of the persistent score store in rows (docs/score-store.md).
+DEFAULT_SCORE_CACHE_MAX_ROWS = 1_000_000
 
 #: Environment variable naming the exported model directory to load by default.
 MODEL_DIR_ENV = "CLAIM_VERIFIER_MODEL_DIR"
+#: Environment variable overriding the per-user data directory (:func:`user_data_dir`); tests set it.
+DATA_DIR_ENV = "CLAIM_VERIFIER_DATA_DIR"
+#: The application name of the per-user data directory (``platformdirs.user_data_dir``).
+DATA_DIR_APP = "onnx-claim-verifier"
+#: ``format`` of a per-user pointer file (:func:`pointer_path`).
+POINTER_FORMAT = "onnx-claim-verifier-model-pointer/1"
 
 Schedule = Literal["staged", "eager"]
 #: How pairs are laid out for onnxruntime: ``batched`` (length-sorted, padded, token-budgeted
@@ -47,6 +57,51 @@ def default_model_dir(model: str, revision: str, root: Optional[Path] = None) ->
     """
     name = model.rstrip("/").split("/")[-1]
     return Path(root if root is not None else "models") / f"{name}-{revision[:12]}"
+
+
+def user_data_dir() -> Path:
+    """The per-user data directory: ``$CLAIM_VERIFIER_DATA_DIR``, else ``platformdirs.user_data_dir("onnx-claim-verifier")``.
+
+    On Linux that is ``~/.local/share/onnx-claim-verifier`` (``$XDG_DATA_HOME`` honoured). It holds
+    only small pointer files (:func:`pointer_path`); the exported directories stay where the exporter wrote them.
+    """
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(DATA_DIR_APP, appauthor=False))
+
+
+def pointer_path(model: str, revision: str) -> Path:
+    """Where the exporter records the default export of ``model`` at ``revision`` for this user.
+
+    ``<user_data_dir>/models/<name>-<revision[:12]>.json``, a JSON object
+    ``{"format", "model", "revision", "model_dir", "recorded_at"}`` whose
+    ``model_dir`` is the absolute path of the exported directory.
+    """
+    return user_data_dir() / "models" / f"{default_model_dir(model, revision).name}.json"
+
+
+def recorded_model_dir(model: str, revision: str) -> Optional[Path]:
+    """The directory the exporter recorded for ``model`` at ``revision`` (:func:`pointer_path`), if any.
+
+    ``None`` when there is no pointer, when it cannot be read or parsed, or when
+    it names another model or revision (two models may share a name). The
+    directory itself is not checked here.
+    """
+    from .strictjson import loads
+
+    try:
+        data = loads(pointer_path(model, revision).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != POINTER_FORMAT:
+        return None
+    if data.get("model") != model or data.get("revision") != revision or not isinstance(data.get("model_dir"), str):
+        return None
+    path = Path(data["model_dir"])
+    return path if path.is_absolute() else None
 
 
 def available_cpus() -> int:
@@ -87,8 +142,10 @@ class RuntimeOptions(BaseModel):
     """How the ONNX engine is loaded and how model work is scheduled.
 
     Attributes:
-        model_dir: exported model directory; ``None`` means ``$CLAIM_VERIFIER_MODEL_DIR``
-            or :func:`default_model_dir` for the configured model and revision.
+        model_dir: exported model directory; ``None`` means ``$CLAIM_VERIFIER_MODEL_DIR``, else
+            :func:`default_model_dir` for the configured model and revision when it exists, else the
+            directory the exporter recorded for this user (:func:`recorded_model_dir`), see
+            :meth:`resolve_model_dir`.
         variant: ONNX variant recorded in the manifest (``None`` = the float32 ``model.onnx``).
         providers: onnxruntime execution providers in priority order (default CPU only).
         intra_op_num_threads: onnxruntime intra-op threads (``None`` = onnxruntime's default);
@@ -116,6 +173,11 @@ class RuntimeOptions(BaseModel):
             bit-identical either way (tests/test_coalesce.py); a dynamic-int8 graph
             quantizes activations per batch, so only ``"none"`` makes its results
             independent of the other pairs of a call (docs/serving.md).
+        score_cache: a persistent score store file (SQLite; docs/score-store.md): a pair this
+            engine configuration already scored is not run again, with identical results.
+            ``None`` (default): no store. Bypassed, with a logged warning, for a graph whose
+            scores depend on the batch (dynamic int8 with ``padding="batched"``).
+        score_cache_max_rows: the store's bound in rows; the least recently used go first.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -136,6 +198,8 @@ class RuntimeOptions(BaseModel):
     score_timeout_s: Optional[Annotated[float, Field(gt=0.0, le=86_400.0, allow_inf_nan=False)]] = None
     schedule: Schedule = "staged"
     padding: Padding = "batched"
+    score_cache: Optional[Path] = None
+    score_cache_max_rows: Annotated[int, Field(ge=1, le=1 << 40, strict=True)] = DEFAULT_SCORE_CACHE_MAX_ROWS
 
     @field_validator("intra_op_num_threads", "inter_op_num_threads")
     @classmethod
@@ -146,10 +210,26 @@ class RuntimeOptions(BaseModel):
         return value
 
     def resolve_model_dir(self, model: str, revision: str) -> Path:
-        """The directory to load: explicit, then ``$CLAIM_VERIFIER_MODEL_DIR``, then the default."""
+        """The directory to load.
+
+        1. :attr:`model_dir` when set;
+        2. else ``$CLAIM_VERIFIER_MODEL_DIR`` when set and non-empty;
+        3. else ``models/<name>-<revision[:12]>`` (:func:`default_model_dir`,
+           relative to the working directory) when it exists;
+        4. else the directory the exporter recorded for this user
+           (:func:`recorded_model_dir`) when it exists;
+        5. else ``models/<name>-<revision[:12]>`` (missing: the first model
+           call says how to create it).
+        """
         if self.model_dir is not None:
             return Path(self.model_dir)
         env = os.environ.get(MODEL_DIR_ENV)
         if env:
             return Path(env)
-        return default_model_dir(model, revision)
+        local = default_model_dir(model, revision)
+        if os.path.lexists(local):
+            return local
+        recorded = recorded_model_dir(model, revision)
+        if recorded is not None and recorded.is_dir():
+            return recorded
+        return local

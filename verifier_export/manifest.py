@@ -15,6 +15,7 @@ runtime; the directory format is docs/model-directory.md.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -34,6 +35,7 @@ from verifier.engine.manifest import (
     sha256_file,
 )
 from verifier.engine.model_directory import ModelDirectory
+from verifier.options import POINTER_FORMAT, pointer_path
 from verifier.types import ClaimVerificationError
 from verifier.validation import describe_validation_error
 
@@ -50,6 +52,7 @@ __all__ = [
     "staging_dir",
     "publish",
     "utc_now",
+    "record_default",
 ]
 
 #: Distributions whose versions the manifest records (PyPI names).
@@ -258,3 +261,35 @@ def publish(staging: Path, target: Path) -> Path:
         reason = exc.strerror or " ".join(str(exc).split())
         raise ExportError(f"--output {target}: could not move the export into place: {reason}") from exc
     return target
+
+
+def record_default(model: str, revision: str, directory: Path) -> Path:
+    """Record ``directory`` as this user's export of ``model`` at ``revision``; return the pointer file.
+
+    The pointer (:func:`verifier.options.pointer_path`, under
+    ``$CLAIM_VERIFIER_DATA_DIR`` or ``platformdirs.user_data_dir("onnx-claim-verifier")``)
+    is what lets ``ClaimVerifier()`` and ``python -m verifier`` find the
+    default export from any working directory
+    (:meth:`verifier.options.RuntimeOptions.resolve_model_dir`). Written to a
+    temporary file, then renamed.
+
+    Raises:
+        OSError: the data directory cannot be created or written.
+    """
+    path = pointer_path(model, revision)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "format": POINTER_FORMAT,
+        "model": model,
+        "revision": revision,
+        "model_dir": str(Path(directory).resolve()),
+        "recorded_at": utc_now(),
+    }
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        temporary.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+    return path

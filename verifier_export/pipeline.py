@@ -47,6 +47,7 @@ from .manifest import (
     collect_versions,
     file_records,
     publish,
+    record_default,
     staging_dir,
     utc_now,
     write_manifest,
@@ -370,7 +371,7 @@ def export_model(
 
     named = model_id is not None
     target = Path(output) if output is not None else default_output_dir(model, pinned, local=local and not named)
-    return _run(
+    report = _run(
         model=model,
         kind=kind,
         revision=pinned,
@@ -383,6 +384,23 @@ def export_model(
         attention=attention,
         onnx_hook=onnx_hook,
     )
+    if output is None and (named or not local) and pinned is not None:
+        return _record_default(report, model, pinned)
+    return report
+
+
+def _record_default(report: ExportReport, model: str, revision: str) -> ExportReport:
+    """Record a default-location export for this user (:func:`verifier_export.manifest.record_default`).
+
+    A data directory that cannot be written costs a note, never the export.
+    """
+    try:
+        pointer = record_default(model, revision, report.output_dir)
+    except OSError as exc:
+        reason = exc.strerror or " ".join(str(exc).split())
+        return replace(report, pointer_note=f"could not record it for this user ({reason}); "
+                                            f"from other directories pass --model-dir {report.output_dir.resolve()}")
+    return replace(report, pointer=pointer)
 
 
 def export_smoke(

@@ -30,6 +30,9 @@ class ExportReport:
         seconds: wall time of the call.
         attention_note: why span-sliced attention was not used although asked
             for (it missed the gate), else empty.
+        pointer: the per-user pointer file that records this default-location
+            export (:func:`verifier_export.manifest.record_default`), else ``None``.
+        pointer_note: why the pointer could not be written, else empty.
     """
 
     status: Literal["exported", "verified"]
@@ -40,6 +43,8 @@ class ExportReport:
     verified_max_abs_logit_diff: Optional[float]
     seconds: float
     attention_note: str = ""
+    pointer: Optional[Path] = None
+    pointer_note: str = ""
 
     def summary_lines(self) -> list[str]:
         """Human-readable summary, one fact per line (random weights flagged first)."""
@@ -58,7 +63,7 @@ class ExportReport:
                 f"{len(manifest.files)} manifest records, golden max |Δlogit| "
                 f"{self.verified_max_abs_logit_diff:.3g}; nothing to do"
             )
-            return lines
+            return lines + self._pointer_lines()
         parity = manifest.parity
         lines.append(f"exported {manifest.model}@{revision} ({manifest.source}) -> {self.output_dir}")
         lines.append(
@@ -73,4 +78,10 @@ class ExportReport:
         )
         if self.attention_note:
             lines.append(f"note: {self.attention_note}")
-        return lines
+        return lines + self._pointer_lines()
+
+    def _pointer_lines(self) -> list[str]:
+        if self.pointer is not None:
+            return [f"recorded for this user: {self.pointer} -> {self.output_dir.resolve()} "
+                    "(found from any working directory)"]
+        return [f"note: {self.pointer_note}"] if self.pointer_note else []

@@ -20,7 +20,9 @@ export that records neither gets ``sha256:<sha256 of its model file>``), so
 results name the model that actually ran; without a manifest they default to the
 pinned :data:`~verifier.types.DEFAULT_MODEL` at
 :data:`~verifier.types.DEFAULT_REVISION`. The model directory is ``--model-dir``,
-else ``$CLAIM_VERIFIER_MODEL_DIR``, else ``models/<name>-<revision[:12]>``.
+else ``$CLAIM_VERIFIER_MODEL_DIR``, else ``models/<name>-<revision[:12]>`` when
+it exists, else the export recorded for this user
+(:meth:`verifier.options.RuntimeOptions.resolve_model_dir`).
 
 Subcommands
 -----------
@@ -43,7 +45,15 @@ from pydantic import ValidationError
 from ..argtypes import float_range, int_range
 from ..engine.manifest import MANIFEST_NAME, Manifest, read_manifest
 from ..engine.identity import where
-from ..options import MODEL_DIR_ENV, InputLimits, RuntimeOptions, available_cpus
+from ..options import (
+    MODEL_DIR_ENV,
+    InputLimits,
+    RuntimeOptions,
+    available_cpus,
+    default_model_dir,
+    pointer_path,
+    recorded_model_dir,
+)
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION, ClaimVerificationConfig
 from ..validation import ValidRequest
 from .errors import (
@@ -138,7 +148,8 @@ def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -
         "--model-dir",
         type=Path,
         default=None,
-        help=f"exported model directory (default: ${MODEL_DIR_ENV}, else models/<name>-<revision[:12]>)",
+        help=f"exported model directory (default: ${MODEL_DIR_ENV}, else models/<name>-<revision[:12]> "
+        "when it exists, else the export recorded for this user; docs/model-directory.md)",
     )
 
 
@@ -150,7 +161,8 @@ def missing_model_message(model_dir: Path) -> str:
     if model_dir.exists() and not model_dir.is_dir():
         return f"error: --model-dir {where(model_dir)} is a file, not a model directory; give the directory python -m export wrote"
     what = "does not exist" if not model_dir.exists() else f"has no {MANIFEST_NAME}"
-    if model_dir == RuntimeOptions().resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION):
+    default = model_dir == RuntimeOptions().resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
+    if default:
         pinned, smoke = "`python -m export`", "`python -m export --smoke --output DIR` and pass --model-dir DIR"
     else:
         pinned, smoke = f"`python -m export --output {model_dir}`", f"`python -m export --smoke --output {model_dir}`"
@@ -158,6 +170,24 @@ def missing_model_message(model_dir: Path) -> str:
         f"error: model directory {where(model_dir)} {what}; create it once with {pinned} "
         f"(the pinned {DEFAULT_MODEL}; needs the export extra and the Hugging Face hub or a local copy), "
         f"or {smoke} (random-weights test model: meaningless decisions)"
+        + (_looked_in() if default else "")
+    )
+
+
+def _looked_in() -> str:
+    """Where the default lookup looked (absolute paths), for the default model's 'missing' message."""
+    import os
+
+    named = os.environ.get(MODEL_DIR_ENV)
+    if named:
+        return f"; ${MODEL_DIR_ENV} names it (unset ${MODEL_DIR_ENV} to use the default lookup)"
+    local = Path.cwd() / default_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
+    pointer = pointer_path(DEFAULT_MODEL, DEFAULT_REVISION)
+    recorded = recorded_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
+    state = "absent" if recorded is None else f"names {recorded}, which is not a directory"
+    return (
+        f"; looked in ${MODEL_DIR_ENV} (not set), {local} (absent) and this "
+        f"user's record {pointer} ({state})"
     )
 
 
@@ -227,6 +257,10 @@ def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
         values["schedule"] = args.schedule
     if getattr(args, "variant", None) is not None:
         values["variant"] = args.variant
+    if getattr(args, "score_cache", None) is not None:  # docs/score-store.md
+        values["score_cache"] = args.score_cache
+    if getattr(args, "score_cache_max_rows", None) is not None:
+        values["score_cache_max_rows"] = args.score_cache_max_rows
     limits = {
         name: getattr(args, option)
         for name, option in _LIMIT_OPTIONS.items()

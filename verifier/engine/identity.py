@@ -5,7 +5,9 @@ both the same way, here:
 
 1. The directory is ``RuntimeOptions.model_dir``, else
    ``$CLAIM_VERIFIER_MODEL_DIR``, else ``models/<name>-<revision[:12]>`` for
-   the configured model (relative to the working directory).
+   the configured model (relative to the working directory) when it exists,
+   else the export recorded for this user in the per-user data directory
+   (:meth:`verifier.options.RuntimeOptions.resolve_model_dir`).
 2. If that directory has a manifest and the caller did not name a model or
    revision (``ClaimVerificationConfig`` fields left at their defaults, or
    ``--model``/``--revision`` not given), the configuration's ``model`` and
