@@ -234,7 +234,22 @@ def check_reference(reference: str) -> str:
 #: ``min_length=1`` before stripping, as the reference declares it: pydantic then also refuses
 #: a lone surrogate ("unable to parse raw data as a unicode string"), as the reference does.
 _StrippedNonEmpty = Annotated[str, StringConstraints(min_length=1), AfterValidator(strip_nonempty)]
-#: An evidence reference: stripped, non-empty, no NUL (also a bundle candidate's reference).
+def check_raw_reference(reference: str) -> str:
+    """A bundle candidate's reference, kept exactly as the bundle names it: non-blank once stripped, no NUL.
+
+    The citation rules look for it unstripped (as PRME does); the evidence it
+    becomes is stripped by :class:`ClaimEvidence`.
+
+    Raises:
+        pydantic_core.PydanticCustomError / ValueError: blank, or a NUL character.
+    """
+    strip_nonempty(reference)
+    return check_reference(reference)
+
+
+#: A bundle candidate's reference: unstripped (see :func:`check_raw_reference`).
+RawReference = Annotated[str, StringConstraints(min_length=1), AfterValidator(check_raw_reference)]
+#: An evidence reference: stripped, non-empty, no NUL.
 Reference = Annotated[str, StringConstraints(min_length=1), AfterValidator(strip_nonempty), AfterValidator(check_reference)]
 #: An evidence text: stripped, with a visible character, no NUL.
 _Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(strip_nonempty), AfterValidator(check_text)]

@@ -83,7 +83,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..types import ClaimEvidence, EpistemicType, LifecycleState, Reference, SourceType
+from ..types import ClaimEvidence, EpistemicType, LifecycleState, RawReference, SourceType
 from .packed import MemoryBundleRecord, Packed, PackedCandidate, is_memory_bundle, read_memory_bundle
 
 __all__ = [
@@ -106,7 +106,9 @@ class BundleCandidate(BaseModel):
 
     Attributes:
         reference: the citation label used for this memory in the rendered
-            context (stripped, non-empty), e.g. ``M1`` for ``[M1]``.
+            context, e.g. ``M1`` for ``[M1]``, kept exactly as given (the
+            citation rules look for it unstripped, as PRME does; the evidence
+            reference is stripped); non-blank, no NUL.
         memory_id: the memory's UUID (becomes ``ClaimEvidence.memory_id``).
         rendered_text: the text actually rendered for this memory, or ``None``
             when packing left it out (such a candidate is never evidence).
@@ -118,7 +120,7 @@ class BundleCandidate(BaseModel):
 
     model_config = _FROZEN
 
-    reference: Reference
+    reference: RawReference
     memory_id: UUID
     rendered_text: Optional[str] = None
     source_type: Optional[SourceType] = None
@@ -152,9 +154,10 @@ class ContextBundle(BaseModel):
     def _unique_references(self) -> "ContextBundle":
         seen: set[str] = set()
         for candidate in self.candidates:
-            if candidate.reference in seen:
-                raise ValueError(f"candidate reference {candidate.reference!r} is repeated in the bundle")
-            seen.add(candidate.reference)
+            key = candidate.reference.strip()  # the evidence reference it would become
+            if key in seen:
+                raise ValueError(f"candidate reference {key!r} is repeated in the bundle")
+            seen.add(key)
         return self
 
 
