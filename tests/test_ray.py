@@ -112,3 +112,84 @@ def test_an_invalid_row_fails_unless_skipped(local_ray: None, tiny_model_dir: Pa
     results = {r["id"]: r for r in verify_dataset(ray.data.from_items(rows), tiny_model_dir, skip_invalid=True).take_all()}
     assert results["bad"]["result"] is None and json.loads(results["bad"]["error"])["field"] == "claim"
     assert all(results[f"c{n}"]["error"] is None for n in range(3))
+
+
+# ---------------------------------------------------------------- trust on every surface (item 5)
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "claims.jsonl"
+
+
+def _every_field_type(tmp_path: Path) -> Path:
+    """examples/claims.jsonl (12 of its 41 rows carry event_time/valid_from/valid_to), with a byte-order mark,
+    a blank line, timestamps with other offsets and without one, and a U+2028 inside a passage."""
+    rows = EXAMPLES.read_text(encoding="utf-8").splitlines()
+    extra = {
+        "id": "offsets", "claim": "The launch moved.", "as_of": "2026-05-04T09:30:00+05:30",
+        "evidence": [
+            {"reference": "M1", "memory_id": str(uuid.UUID(int=901)), "text": "The launch moved\u2028to May.",
+             "event_time": "2026-05-04T09:30:00+02:00", "valid_from": "2026-05-01T00:00:00", "valid_to": "2026-06-01T00:00:00.250000Z"},
+        ],
+    }
+    path = tmp_path / "claims.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(rows[:5]) + "\n\n" + "\n".join(rows[5:]) + "\n"
+                                        + json.dumps(extra, ensure_ascii=False) + "\n").encode("utf-8"))
+    return path
+
+
+def test_ray_results_equal_the_local_commands_for_every_field_type(
+    local_ray: None, tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: --engine ray read INPUT with ray.data.read_json, whose Arrow reader turned every timestamp
+    into timestamp[s] without its UTC offset, so evidence_sha256 and result_sha256 differed from the local
+    command's for every row with event_time, valid_from or valid_to (12 of the 41 example rows)."""
+    source = _every_field_type(tmp_path)
+    assert "\u2028" in source.read_text(encoding="utf-8-sig")
+    local = tmp_path / "local.jsonl"
+    base = ["verify", str(source), "--model-dir", str(tiny_model_dir), "-q"]
+    assert cli.main([*base, "-o", str(local), "--output-format", "envelope"]) == 0
+    expected = {r["id"]: r["result"] for r in map(json.loads, local.read_text(encoding="utf-8").splitlines())}
+    inputs = [json.loads(line) for line in source.read_text(encoding="utf-8-sig").split("\n") if line.strip()]
+    timed = [r["id"] for r in inputs if any(k in e for e in r.get("evidence", []) for k in ("event_time", "valid_from", "valid_to"))]
+    assert len(expected) == 42 and len(timed) == 13
+    outdir = tmp_path / "out"
+    assert cli.main([*base, "-o", str(outdir), "--engine", "ray", "--rows-per-batch", "16"]) == 0
+    rows = [json.loads(line) for path in sorted(outdir.iterdir()) for line in path.read_text(encoding="utf-8").splitlines()]
+    got = by_id(rows)
+    assert got == expected  # every field, digests included
+    assert {i: got[i]["evidence_sha256"] for i in timed} == {i: expected[i]["evidence_sha256"] for i in timed}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # the staging directory is gone
+    capsys.readouterr()
+    assert cli.main(["check", str(outdir), "-q"]) == 0  # check reads Ray's output directory
+
+
+def test_the_library_reads_lines_exactly_and_refuses_what_arrow_converted(
+    local_ray: None, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    from verifier.distributed import read_jsonl
+
+    source = _every_field_type(tmp_path)
+    local = tmp_path / "local.jsonl"
+    assert cli.main(["verify", str(source), "--model-dir", str(tiny_model_dir), "-q", "-o", str(local), "--output-format", "envelope"]) == 0
+    expected = {r["id"]: r["result"] for r in map(json.loads, local.read_text(encoding="utf-8").splitlines())}
+    assert by_id(verify_dataset(read_jsonl(source), tiny_model_dir, rows_per_batch=8).take_all()) == expected
+    with pytest.raises(Exception) as caught:
+        verify_dataset(ray.data.read_json(str(EXAMPLES)), tiny_model_dir).take_all()
+    assert "Arrow converted field evidence.0.event_time to a datetime" in str(caught.value)
+    assert "read the input with verifier.distributed.read_jsonl" in str(caught.value)
+
+
+def test_a_failed_ray_job_writes_nothing(
+    local_ray: None, source: Path, tiny_model_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ray's output is atomic like the local command's: a failed job leaves neither OUTDIR nor a staging directory."""
+    with (tiny_model_copy / "model.onnx").open("ab") as handle:
+        handle.write(b"\0")
+    outdir = tmp_path / "out"
+    argv = ["verify", str(source), "-o", str(outdir), "--engine", "ray", "--model-dir", str(tiny_model_copy), "-q"]
+    assert cli.main(argv) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"; nothing was written to {outdir}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    outdir.mkdir()  # an empty directory given as OUTDIR stays empty
+    assert cli.main(argv) == 1
+    assert list(outdir.iterdir()) == []

@@ -14,9 +14,27 @@ load, which re-hashes every file), runs onnxruntime with
 call with :meth:`~verifier.claim_verifier.ClaimVerifier.verify_many_sync`.
 
 Rows are the ``verify`` input rows (:mod:`verifier.rows`; format: :mod:`verifier.cli.inputs`):
-evidence rows or bundle rows, each needing a string ``id``. Arrow, which
-holds the rows between stages, fills a field a row lacks with null, so a
-null field is read as an absent one. Output rows have three string columns:
+evidence rows or bundle rows, each needing a string ``id``, in one of two forms:
+
+* **lines** (what ``verify --engine ray`` uses): :func:`read_jsonl` reads JSON
+  Lines files as ``{path, line, text}`` rows, one per line, and each worker
+  parses ``text`` with the local command's own parser
+  (:func:`verifier.rows.parse_line`). Nothing is inferred or converted on the
+  way, so results equal the local command's, digests included, for every
+  field type (a timestamp keeps its UTC offset, a U+2028 inside a string is
+  not a line break). A dataset of ``ray.data.read_text`` rows (one ``text``
+  column) is read the same way, but ``read_text`` splits lines at U+2028 and
+  other Unicode line breaks: prefer :func:`read_jsonl`.
+* **structured rows** (``ray.data.from_items``, or ``ray.data.read_json`` for
+  simple inputs): Arrow holds them between stages, fills a field a row lacks
+  with null (a null field is read as an absent one), and converts what it
+  recognises. ``read_json`` reads ``"2026-05-04T09:30:00+02:00"`` as a
+  ``timestamp[s]``, dropping the offset, which changes ``evidence_sha256``;
+  so a row holding a value Arrow converted (a datetime, date, time, decimal or
+  bytes) fails the job with a :class:`RayVerificationError` that says to read
+  the input with :func:`read_jsonl`.
+
+Output rows have three string columns:
 
 * ``id`` -- the input row's id (join on it: Ray keeps no input order);
 * ``result`` -- the :class:`~verifier.types.ClaimVerification` as JSON text,
@@ -35,21 +53,26 @@ worker (copied there, or on a shared filesystem); see docs/bulk.md.
 
 from __future__ import annotations
 
+import codecs
+import datetime
+import decimal
 import json
 import os
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Union
 
 from .engine.manifest import MANIFEST_NAME
-from .options import RuntimeOptions
+from .options import InputLimits, RuntimeOptions
 from .types import ClaimVerificationConfig, ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow
     import ray.data
 
-__all__ = ["RayVerificationError", "VerifyBatch", "verify_dataset", "DEFAULT_ROWS_PER_BATCH"]
+    from .rows import InputRow, InvalidRow
+
+__all__ = ["RayVerificationError", "VerifyBatch", "verify_dataset", "read_jsonl", "json_lines", "DEFAULT_ROWS_PER_BATCH"]
 
 #: Rows per ``map_batches`` call (one ``verify_many_sync`` call each), as the CLI's chunk.
 DEFAULT_ROWS_PER_BATCH = 1024
@@ -57,6 +80,119 @@ DEFAULT_ROWS_PER_BATCH = 1024
 
 class RayVerificationError(ClaimVerificationError):
     """A worker could not verify its rows: an invalid row, an unreadable model directory, a model failure."""
+
+
+#: Lines per block :func:`read_jsonl` yields, and bytes per read from a file.
+_LINES_PER_BLOCK = 1024
+_READ_BYTES = 1 << 20
+#: Python types of values Arrow converted from JSON text (their JSON form, and so a digest, is lost).
+_CONVERTED = (datetime.datetime, datetime.date, datetime.time, decimal.Decimal, bytes)
+
+
+def json_lines(read: Callable[[int], bytes], path: str, limit: int) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every non-blank line of a JSON Lines stream, as ``verify`` reads a file.
+
+    Lines end at ``\\n`` only (never at U+2028 or another Unicode break), are
+    counted from 1 over all lines, are UTF-8 (a byte-order mark on line 1 is
+    dropped) and hold at most ``limit`` bytes; ``read(n)`` returns up to ``n``
+    bytes, ``b""`` at the end.
+
+    Raises:
+        RayVerificationError: a line is longer than ``limit`` bytes, or is not UTF-8.
+    """
+    buffer = b""
+    number = 0
+
+    def decoded(raw: bytes, number: int) -> str:
+        if len(raw) - raw.endswith(b"\n") > limit:
+            raise RayVerificationError(f"{path} line {number} is longer than max_request_bytes={limit}")
+        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8):]
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RayVerificationError(f"{path} line {number} is not UTF-8 text: {exc.reason}") from None
+
+    while True:
+        chunk = read(_READ_BYTES)
+        if not chunk:
+            break
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n", start)) >= 0:
+            number += 1
+            text = decoded(buffer[start:end + 1], number)
+            if text.strip():
+                yield number, text
+            start = end + 1
+        buffer = buffer[start:]
+        if len(buffer) > limit:
+            raise RayVerificationError(f"{path} line {number + 1} is longer than max_request_bytes={limit}")
+    if buffer:
+        text = decoded(buffer, number + 1)
+        if text.strip():
+            yield number + 1, text
+
+
+def read_jsonl(
+    paths: Union[str, "os.PathLike[str]", list[str]], *, limits: InputLimits = InputLimits(), **read_args: Any
+) -> "ray.data.Dataset":
+    """JSON Lines files (a file, a directory or a list) as a dataset of ``{path, line, text}`` rows, one per line.
+
+    Each file is read as bytes and split by :func:`json_lines` (no JSON parsing,
+    no type inference: the workers parse ``text`` as the local command does).
+    ``read_args`` go to :func:`ray.data.read_datasource`.
+
+    Example:
+        >>> rows = read_jsonl("claims.jsonl")  # doctest: +SKIP
+        >>> verify_dataset(rows, "models/m").write_json("out/")  # doctest: +SKIP
+    """
+    import pyarrow as pa
+    import ray.data
+    from ray.data.datasource import FileBasedDatasource
+
+    limit = limits.max_request_bytes
+
+    class JsonLinesSource(FileBasedDatasource):  # type: ignore[misc]
+        def _read_stream(self, f: "pyarrow.NativeFile", path: str) -> Iterator["pyarrow.Table"]:
+            block: list[tuple[int, str]] = []
+            for item in json_lines(f.read, path, limit):
+                block.append(item)
+                if len(block) >= _LINES_PER_BLOCK:
+                    yield _block(pa, path, block)
+                    block = []
+            if block:
+                yield _block(pa, path, block)
+
+    source = os.fspath(paths) if not isinstance(paths, list) else paths
+    return ray.data.read_datasource(JsonLinesSource(source), **read_args)
+
+
+def _block(pa: Any, path: str, lines: list[tuple[int, str]]) -> "pyarrow.Table":
+    return pa.table(
+        {
+            "path": pa.array([path] * len(lines), pa.string()),
+            "line": pa.array([number for number, _ in lines], pa.int64()),
+            "text": pa.array([text for _, text in lines], pa.string()),
+        }
+    )
+
+
+def _converted(value: Any, where: str = "") -> Optional[str]:
+    """The dotted field of the first value Arrow converted from its JSON text, if any."""
+    if isinstance(value, _CONVERTED):
+        return where or "(row)"
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _converted(item, f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
 
 
 def _without_nulls(value: Any) -> Any:
@@ -118,12 +254,28 @@ class VerifyBatch:
         self.limits = options.limits
         self.skip_invalid = skip_invalid
 
+    def _parse(self, row: dict[str, Any]) -> "Optional[InputRow | InvalidRow]":
+        """One row: a JSON line parsed as the local command parses it, or a structured row (``None``: a blank line)."""
+        from .rows import parse_line, parse_row
+
+        if isinstance(row.get("text"), str) and "claim" not in row and "bundle" not in row:
+            line = row.get("line")
+            return parse_line(line if isinstance(line, int) else 0, row["text"], self.config, self.limits)
+        field = _converted(row)
+        if field is not None:
+            raise RayVerificationError(
+                f"row id {row.get('id')!r}: Arrow converted field {field} to a {type(_value_at(row, field)).__name__}, "
+                "which loses its JSON text (a timestamp's UTC offset) and would change the digests; read the input "
+                "with verifier.distributed.read_jsonl (as verify --engine ray does), not ray.data.read_json"
+            )
+        return parse_row(0, _without_nulls(row), self.config, "row", self.limits)
+
     def __call__(self, batch: "pyarrow.Table") -> "pyarrow.Table":
         import pyarrow as pa
 
-        from .rows import InputRow, parse_row
+        from .rows import InputRow
 
-        items = [parse_row(0, _without_nulls(row), self.config, "row", self.limits) for row in batch.to_pylist()]
+        items = [item for item in map(self._parse, batch.to_pylist()) if item is not None]
         ids: list[Optional[str]] = []
         errors: list[Optional[str]] = []
         for item in items:
@@ -132,7 +284,8 @@ class VerifyBatch:
                 errors.append(None)
                 continue
             if not self.skip_invalid:
-                raise RayVerificationError(f"invalid row (id {item.id!r}): {item.describe('INPUT').split(': ', 1)[1]}")
+                where = f" at line {item.line}" if item.unit == "line" and item.line else ""
+                raise RayVerificationError(f"invalid row (id {item.id!r}){where}: {item.describe('INPUT').split(': ', 1)[1]}")
             ids.append(item.id)
             errors.append(json.dumps({"field": item.field, "message": item.message, "unit": "row"}))
         missing = [index for index, row_id in enumerate(ids) if not row_id]
@@ -153,6 +306,13 @@ class VerifyBatch:
         )
 
 
+def _value_at(row: Any, field: str) -> Any:
+    value = row
+    for part in field.split("."):
+        value = value[int(part)] if isinstance(value, list) else value.get(part) if isinstance(value, dict) else value
+    return value
+
+
 def verify_dataset(
     dataset: "ray.data.Dataset",
     model_dir: Union[str, "os.PathLike[str]"],
@@ -167,7 +327,9 @@ def verify_dataset(
     """Verify every row of ``dataset`` on ``workers`` Ray actors; a lazy dataset of ``{id, result, error}`` rows.
 
     Args:
-        dataset: rows in the ``verify`` input format, each with a string ``id``.
+        dataset: rows in the ``verify`` input format, each with a string ``id``: the
+            ``{path, line, text}`` rows of :func:`read_jsonl` (exact), or structured rows
+            (see the module docstring for what Arrow may convert).
         model_dir: exported model directory, present at this path on every worker's node.
         config: decision configuration, used as is (``None``: the defaults, with
             ``model`` and ``revision`` from the directory's manifest, as
@@ -185,7 +347,7 @@ def verify_dataset(
 
     Example:
         >>> import ray  # doctest: +SKIP
-        >>> rows = ray.data.read_json("claims.jsonl", lines=True)  # doctest: +SKIP
+        >>> rows = read_jsonl("claims.jsonl")  # doctest: +SKIP
         >>> verify_dataset(rows, "models/m", workers=4).write_json("out/")  # doctest: +SKIP
     """
     import ray.data

@@ -1,22 +1,33 @@
 """``verify INPUT -o OUTDIR --engine ray``: the input read, verified and written by Ray Data (docs/bulk.md).
 
 The driver resolves the model directory, its manifest and the decision
-configuration exactly as the local command does (so digests are the same),
-then :func:`verifier.distributed.verify_dataset` runs ``--workers`` actors of
-``--threads-per-worker`` CPUs each over ``ray.data.read_json(INPUT)``
-(Arrow's newline-delimited JSON reader), and :meth:`ray.data.Dataset.write_json` writes ``OUTDIR``:
-JSON Lines files of ``{"id", "result", "error"}`` rows (``result`` the
+configuration exactly as the local command does, then
+:func:`verifier.distributed.verify_dataset` runs ``--workers`` actors of
+``--threads-per-worker`` CPUs each over
+:func:`verifier.distributed.read_jsonl(INPUT) <verifier.distributed.read_jsonl>`:
+the input's lines as text, each parsed in the worker by the local command's
+own parser, so results equal the local command's, digests included, whatever
+the field types (``ray.data.read_json`` would let Arrow turn timestamps into
+``timestamp[s]`` and drop their UTC offsets). :meth:`ray.data.Dataset.write_json`
+writes JSON Lines files of ``{"id", "result", "error"}`` rows (``result`` the
 result's JSON text), in no particular order; join on ``id``.
 
 ``ray.init(address=--address)``: without ``--address`` Ray uses
 ``$RAY_ADDRESS`` and else starts a local instance. ``OUTDIR`` must not exist
-or be empty; Ray's output is not atomic (a failed job may leave files there).
+or be empty. The output is atomic, as the local command's: Ray writes into a
+temporary directory beside ``OUTDIR`` (``.OUTDIR.<random>.tmp``), which is
+moved into place only when the whole job succeeded and removed on any failure,
+Ctrl-C or SIGTERM. ``--resume`` does not apply (a job is all or nothing; rerun
+it to retry).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import secrets
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -37,9 +48,14 @@ def _check(args: argparse.Namespace) -> Path:
     if given:
         names = ", ".join("--" + name.replace("_", "-") for name in given)
         verb = "does" if len(given) == 1 else "do"
-        raise UsageError(f"error: {names} {verb} not apply to --engine ray (it writes id/result/error rows to -o OUTDIR)")
+        why = (
+            ": a Ray job writes -o OUTDIR all at once (a failed job leaves nothing there), so rerun it to retry; "
+            "for a restartable job on one machine use --resume without --engine ray"
+            if "resume" in given else " (it writes id/result/error rows to -o OUTDIR)"
+        )
+        raise UsageError(f"error: {names} {verb} not apply to --engine ray{why}")
     if args.input == "-":
-        raise UsageError("error: --engine ray reads INPUT with ray.data.read_json; give a file or directory, not -")
+        raise UsageError("error: --engine ray reads INPUT on the workers; give a file or directory, not -")
     if not os.path.exists(args.input):
         raise UsageError(f"error: input file {args.input} does not exist")
     if args.output is None or str(args.output) == "-":
@@ -88,6 +104,20 @@ def _init_args(args: argparse.Namespace) -> dict[str, Any]:
     return values
 
 
+def _commit(staging: Path, outdir: Path) -> None:
+    """Move the finished ``staging`` directory to ``outdir`` (new, or an empty directory it replaces).
+
+    Raises:
+        Failure: ``outdir`` is not empty any more, or cannot be replaced.
+    """
+    if not staging.is_dir():  # an empty dataset writes nothing: still an (empty) output
+        staging.mkdir()
+    try:
+        os.replace(staging, outdir)
+    except OSError as exc:
+        raise Failure(f"error: cannot write -o {outdir}: {exc.strerror or exc} (it must be a new or empty directory)") from exc
+
+
 def run_ray(args: argparse.Namespace, context: Context) -> int:
     """Run ``verify`` on Ray Data; exit 0 when every row was written to ``OUTDIR``."""
     outdir = _check(args)
@@ -104,15 +134,16 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
         import ray.data
     except ImportError:
         raise Failure("error: --engine ray needs Ray Data: pip install 'claim-verifier[ray]'") from None
-    from ..distributed import DEFAULT_ROWS_PER_BATCH, verify_dataset
+    from ..distributed import DEFAULT_ROWS_PER_BATCH, read_jsonl, verify_dataset
 
     started = not ray.is_initialized()
     start = time.perf_counter()
+    staging = outdir.resolve().parent / f".{outdir.name}.{secrets.token_hex(6)}.tmp"
     try:
         if started:
             ray.init(**_init_args(args))
         ray.data.DataContext.get_current().enable_progress_bars = not args.quiet
-        rows = ray.data.read_json(args.input)  # Arrow's reader: newline-delimited JSON, strings kept as strings
+        rows = read_jsonl(args.input, limits=setup.runtime.limits)  # lines as text: no type inference
         results = verify_dataset(
             rows,
             model_dir.resolve(),
@@ -123,13 +154,16 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
             rows_per_batch=args.rows_per_batch or DEFAULT_ROWS_PER_BATCH,
             skip_invalid=args.skip_invalid,
         )
-        results.write_json(str(outdir.resolve()))
+        results.write_json(str(staging))
+        _commit(staging, outdir)
     except (KeyboardInterrupt, UsageError, Failure):
         raise
     except Exception as exc:
         message = ray_failure(exc) or first_line(exc)
-        raise Failure(f"error: the Ray job failed: {message}; {outdir} may hold partial output") from exc
+        raise Failure(f"error: the Ray job failed: {message}; nothing was written to {outdir}") from exc
     finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(staging)  # gone already after a commit
         if started and ray.is_initialized():
             ray.shutdown()
     if not args.quiet:
