@@ -369,6 +369,76 @@ def test_cli_bad_rows_and_bad_usage_exit_2(cohort: Path, model_dir: Path, tmp_pa
     assert assay(str(cohort), "--model-dir", str(model_dir)) == 2  # no -o and no --register
 
 
+@pytest.mark.parametrize("grid", ["0.5:inf:0.1", "0.5:1.0:1e-10", "-1e308:1e308:1e-300", "0.5:1.0:0.004",
+                                  ",".join(str(0.5 + n / 1000) for n in range(102))])
+def test_a_grid_of_more_than_the_maximum_points_is_refused_at_once(cohort: Path, grid: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression (trust on every surface, item 16): ``--grid 0.5:inf:0.1`` (or a step of 1e-10) built its list
+    without bound while the arguments were parsed. At most MAX_GRID_POINTS thresholds; refused with exit 2."""
+    import time
+
+    from verifier.assay.sweep import MAX_GRID_POINTS, parse_grid
+
+    assert MAX_GRID_POINTS == 101 and len(parse_grid("0.5:1.0:0.005")) == 101
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as exc:
+        assay(str(cohort), f"--grid={grid}", "-o", "unused")
+    assert exc.value.code == 2 and time.monotonic() - started < 5
+    err = capsys.readouterr().err
+    assert "a grid may hold" in err or "START and STOP must be finite numbers" in err
+
+
+def test_a_registration_is_pinned_by_its_digest_and_refuses_repeated_keys(
+    cohort: Path, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (item 17): whoever edits a registration can recompute its digest, and a second "gates" key
+    replaced the first. A repeated key is refused; --expect-registration-sha256 pins the registration."""
+    registration = tmp_path / "reg.json"
+    assert assay(str(cohort), "--model-dir", str(model_dir), "--register", str(registration), *GRID,
+                 "--gate", "precision>=0.9") == 0
+    document = json.loads(registration.read_text())
+    pinned = document["registration_sha256"]
+    out = tmp_path / "report"
+    run = [str(cohort), "--model-dir", str(model_dir), "--registration", str(registration), "-o", str(out), "-q"]
+    assert assay(*run) == 1  # precision 2/3 fails the registered gate
+    assert assay(*run, "--expect-registration-sha256", pinned.upper()) == 1
+    # Weakened, its digest recomputed (sha256 of the canonical JSON of the other keys, computed here by hand):
+    weakened = {**document, "plan": {**document["plan"], "gates": ["precision>=0.1"]}}
+    body = {k: v for k, v in weakened.items() if k != "registration_sha256"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    weakened["registration_sha256"] = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    registration.write_text(json.dumps(weakened, indent=2))
+    capsys.readouterr()
+    assert assay(*run) == 0  # the inherent limit: an unsigned registration, consistently edited, passes
+    factory = Factory()
+    assert assay(*run, "--expect-registration-sha256", pinned, factory=factory) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {registration} has registration_sha256 {weakened['registration_sha256']}, not the pinned {pinned}: "
+        "it was changed (and its digest recomputed) since it was pinned; nothing run"
+    )
+    assert factory.built == 0
+    # A second "gates" key (the last one would win) is refused, naming the key and its line.
+    text = json.dumps(document, indent=2)
+    lines = text.splitlines()
+    gates_line = next(number for number, line in enumerate(lines, start=1) if '"gates"' in line)
+    doubled = text.replace('"gates": [', '"gates": [\n      "precision>=0.1"\n    ],\n    "gates": [', 1)
+    registration.write_text(doubled)
+    assert assay(*run) == 2
+    assert f"duplicate key 'gates' in a JSON object: line {gates_line + 3} column 5" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        assay(*run, "--expect-registration-sha256", "abc")
+    assert "expected 64 hex digits" in capsys.readouterr().err
+    assert assay(str(cohort), "--model-dir", str(model_dir), "-o", str(out), "--expect-registration-sha256", pinned) == 2
+
+
+def test_a_repeated_key_in_a_labelled_row_is_refused(cohort: Path, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression (item 4): ``{"label": "not_supported", ..., "label": "supported"}`` was read as its last label."""
+    row = json.dumps({**rows()[0], "label": "not_supported"})
+    with cohort.open("a") as stream:
+        stream.write(row[:-1] + ', "label": "supported"}\n')
+    assert assay(str(cohort), "--model-dir", str(model_dir), "-o", str(tmp_path / "r"), *GRID) == 2
+    assert f"{cohort} line {len(COHORT) + 1}: invalid JSON: duplicate key 'label' in a JSON object" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_cli_end_to_end_on_the_tiny_model(cohort: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"

@@ -10,7 +10,14 @@ A registration is a JSON object::
 
 :func:`check_registration` refuses an edited registration (its own digest),
 a changed input (sha256) and a changed plan (any key of the plan); the
-report of a registered run binds ``registration_sha256``.
+report of a registered run binds ``registration_sha256``. A key repeated in
+the file is refused (:mod:`verifier.strictjson`: a second ``"gates"`` would
+otherwise replace the first).
+
+A registration is **not signed**: its digest catches accidental edits, but
+whoever can edit the file can recompute it. To make a weakened gate fail,
+keep the ``registration_sha256`` that ``--register`` printed somewhere the
+editor cannot change, and run with ``--expect-registration-sha256``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ one (:data:`WARNING`).
 
 from __future__ import annotations
 
+import math
 import typing
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -22,7 +23,10 @@ from ..types import ClaimVerificationConfig, EntailmentPolicy, RefutationPolicy
 from .constraints import Constraint
 from .metrics import METRICS, counts, outcomes, rates
 
-__all__ = ["WARNING", "entailment_policies", "refutation_policies", "parse_grid", "sweep_configs", "sweep_row", "best_row"]
+__all__ = [
+    "WARNING", "MAX_GRID_POINTS", "entailment_policies", "refutation_policies", "parse_grid", "sweep_configs", "sweep_row",
+    "best_row",
+]
 
 WARNING = (
     "A threshold or policy chosen on this cohort is fitted to it and its metrics here are optimistic: "
@@ -31,6 +35,8 @@ WARNING = (
 
 #: The default threshold grid: 0.50, 0.55, ..., 0.95.
 DEFAULT_GRID: tuple[float, ...] = tuple(round(0.5 + 0.05 * step, 2) for step in range(10))
+#: The most thresholds one grid may hold (``0.5:1.0:0.005``); a longer grid is refused before anything is built.
+MAX_GRID_POINTS = 101
 
 
 def entailment_policies() -> tuple[str, ...]:
@@ -46,23 +52,36 @@ def refutation_policies() -> tuple[str, ...]:
 def parse_grid(text: str) -> tuple[float, ...]:
     """``"0.6,0.8,0.9"`` or ``"START:STOP:STEP"`` (STOP included) → sorted unique thresholds in [0.5, 1.0].
 
+    At most :data:`MAX_GRID_POINTS` thresholds: a longer grid (``0.5:1.0:1e-10``)
+    is refused at once, before any list is built, and so is a range that is not
+    finite (``0.5:inf:0.1``).
+
     Raises:
-        ValueError: not numbers, a step that is not positive, or a value outside [0.5, 1.0].
+        ValueError: not numbers, a step that is not positive, a value outside
+            [0.5, 1.0], or more than :data:`MAX_GRID_POINTS` thresholds.
     """
     try:
         if ":" in text:
             start, stop, step = (float(part) for part in text.split(":"))
-            if step <= 0:
-                raise ValueError("the step must be positive")
+            if not (math.isfinite(start) and math.isfinite(stop)):
+                raise ValueError("START and STOP must be finite numbers")
+            if not (step > 0 and math.isfinite(step)):
+                raise ValueError("the step must be a positive finite number")
+            span = (stop - start + 1e-9) / step  # the loop below makes floor(span) + 1 points
+            if not span < MAX_GRID_POINTS:  # also an infinite span (a huge range over a tiny step)
+                count_text = f"{math.floor(span) + 1}" if math.isfinite(span) else "unboundedly many"
+                raise ValueError(f"{count_text} thresholds, more than the {MAX_GRID_POINTS} a grid may hold")
             values = []
             count = 0
-            while start + count * step <= stop + 1e-9:
+            while start + count * step <= stop + 1e-9 and count <= MAX_GRID_POINTS:
                 values.append(round(start + count * step, 6))
                 count += 1
         else:
             values = [float(part) for part in text.split(",") if part.strip()]
     except ValueError as exc:
         raise ValueError(f"{text!r} is not a threshold grid (0.6,0.8 or 0.5:0.95:0.05): {exc}") from None
+    if len(values) > MAX_GRID_POINTS:
+        raise ValueError(f"{text!r}: {len(values)} thresholds, more than the {MAX_GRID_POINTS} a grid may hold")
     if not values:
         raise ValueError(f"{text!r} is an empty threshold grid")
     for value in values:

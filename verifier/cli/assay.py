@@ -16,7 +16,9 @@ refuses instead, saying how many are missing).
 ``--register`` freezes the input's sha256 and the whole plan (configuration,
 policies, grid, targets, gates, seed, resamples) into a registration and runs
 nothing; ``--registration`` runs that plan, refusing a changed input or plan,
-and binds the registration's digest into the report.
+and binds the registration's digest into the report. Registrations are not
+signed (whoever edits one can recompute its digest):
+``--expect-registration-sha256 HEX`` pins the digest ``--register`` printed.
 
 Exit status: 0 done (and every gate passed); 1 a gate failed, or the model
 failed; 2 bad usage, an invalid row, a registration that does not match, or
@@ -29,6 +31,7 @@ import argparse
 import hashlib
 import io
 import json
+import re
 import sys
 import typing
 from pathlib import Path
@@ -58,6 +61,12 @@ def _constraint(text: str) -> Constraint:
         return parse_constraint(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _sha256(text: str) -> str:
+    if re.fullmatch(r"[0-9a-fA-F]{64}", text) is None:
+        raise argparse.ArgumentTypeError(f"expected 64 hex digits (a registration_sha256), got {text!r}")
+    return text.lower()
 
 
 def _grid(text: str) -> tuple[float, ...]:
@@ -94,6 +103,11 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     registration = parser.add_argument_group("registration")
     registration.add_argument("--register", type=Path, metavar="REG.json", help="write a registration and run nothing")
     registration.add_argument("--registration", type=Path, metavar="REG.json", help="run a registered plan")
+    registration.add_argument(
+        "--expect-registration-sha256", type=_sha256, metavar="HEX",
+        help="with --registration: refuse it unless its registration_sha256 is HEX (what --register printed); "
+        "registrations are not signed, so pin the digest to keep a gate from being weakened silently",
+    )
     decision = parser.add_argument_group("decision configuration (digested)")
     decision.add_argument("--model", help="hub id (default: from the model directory)")
     decision.add_argument("--revision", help="model revision (default: from the model directory)")
@@ -214,11 +228,18 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         raise UsageError("error: give --register (write a plan) or --registration (run one), not both")
     if args.register is None and args.output is None:
         raise UsageError("error: give -o REPORT_DIR (or --register REG.json to only register)")
+    if args.expect_registration_sha256 is not None and args.registration is None:
+        raise UsageError("error: --expect-registration-sha256 pins the registration given with --registration; give one")
     try:
         document = read_registration(args.registration) if args.registration is not None else None
         registered = plan_from(document) if document is not None else None
     except ValueError as exc:
         raise UsageError(f"error: {exc}") from None
+    if document is not None and args.expect_registration_sha256 not in (None, document["registration_sha256"]):
+        raise UsageError(
+            f"error: {args.registration} has registration_sha256 {document['registration_sha256']}, not the pinned "
+            f"{args.expect_registration_sha256}: it was changed (and its digest recomputed) since it was pinned; nothing run"
+        )
     claims: list[LabelledClaim] = []
     invalid: list[InvalidRow] = []
 
