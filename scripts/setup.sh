@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# Create .venv and install the project with its export and test extras.
+# Create .venv and install the project (editable) with the given extras.
 #
 # PyTorch is installed first and pinned (torch==2.13.0, a small CPU build):
 # a bare `torch` requirement would pull a multi-GB CUDA build. Only the
 # exporter and the export tests use it; the runtime never imports it.
 #
 # Usage: bash scripts/setup.sh [extras]      (default extras: export,test)
+#        bash scripts/setup.sh export,test,server,ray,plot,bench   (everything the full test suite uses)
+#
+# Every step prints a line as it starts, a "still ..." line every 15 s with the package pip is on,
+# and its time when it ends (scripts/progress.sh, on stderr); pip's own output is shown only when a
+# step fails. Re-running it over an existing .venv keeps it and installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/progress.sh
 extras="${1:-export,test}"
-python3 -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
+step "creating .venv ($(python3 --version))" python3 -m venv .venv
+step "upgrading pip" .venv/bin/python -m pip install --progress-bar off --upgrade pip
 if [[ ",$extras," == *",export,"* || ",$extras," == *",bench,"* ]]; then
-  .venv/bin/python -m pip install --quiet "torch==2.13.0"
+  step "installing torch==2.13.0 (the CPU build, before anything can pull the CUDA one)" \
+    .venv/bin/python -m pip install --progress-bar off "torch==2.13.0"
 fi
-# setuptools prints an advisory banner for every editable install (folders named
-# like the package may shadow it); it is noise here, so the build runs quiet.
-PYTHONWARNINGS=ignore .venv/bin/python -m pip install --quiet -e ".[$extras]"
-echo "installed into .venv with extras [$extras]"
+# setuptools prints an advisory banner for every editable install (folders named like the package may
+# shadow it); PYTHONWARNINGS=ignore keeps it out of the log shown on failure.
+step "installing this project (editable) with extras [$extras]" \
+  env PYTHONWARNINGS=ignore .venv/bin/python -m pip install --progress-bar off -e ".[$extras]"
+# (Other environments, e.g. the PRME oracle's .venv-prme, have their own scripts: scripts/setup_oracle.sh.)
+say "installed into .venv with extras [$extras]"

@@ -16,7 +16,9 @@ export flags (``--model``, ``--smoke``, ``--revision``, ``--opset``,
 export -- of any model, hub, local or smoke -- it builds the variants into
 that export, exactly as ``python -m export.variants DIR`` does.
 
-The summary goes to stdout. A failure prints one ``export: error: ...`` line to
+Each stage (download, loading, ONNX export, parity gate, each variant) prints
+one progress line to stderr as it starts, with the time elapsed
+(``export [ 12.3s] exporting model.onnx ...``). The summary goes to stdout. A failure prints one ``export: error: ...`` line to
 stderr (a parity failure first prints the worst pairs) and exits non-zero:
 1 export error, 2 usage, 3 parity gate, 4 manifest mismatch, 5 labels.
 Nothing is left half-written. There is deliberately no ``--trust-remote-code``.
@@ -29,9 +31,14 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from verifier.argtypes import int_range, positive_float
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .onnx import Attention
+    from .progress import Progress
+    from .report import ExportReport
 
 __all__ = ["build_parser", "main"]
 
@@ -169,40 +176,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return run_variants(args.output, args.variants, args, "export")
 
     from .parity import DEFAULT_ATOL
-    from .pipeline import export_model, export_smoke
+    from .progress import StageReporter
 
     atol = args.atol if args.atol is not None else DEFAULT_ATOL
     attention: Attention = args.attention if args.attention is not None else "span"
+    progress = StageReporter("export")
     try:
-        if args.smoke:
-            report = export_smoke(args.output, opset=args.opset, atol=atol, attention=attention)
-        else:
-            from verifier.types import DEFAULT_MODEL
-
-            report = export_model(
-                args.model if args.model is not None else DEFAULT_MODEL,
-                revision=args.revision,
-                output=args.output,
-                opset=args.opset,
-                max_length=args.max_length,
-                atol=atol,
-                attention=attention,
-                model_id=args.model_id,
-            )
+        report = _export(args, atol, attention, progress)
     except DownloadError as exc:
+        progress.close(completed=False)
         status = report_error(exc, "export")
         print(_offline_next(args), file=sys.stderr)
         return status
     except ExportError as exc:
+        progress.close(completed=False)
         return report_error(exc, "export")
     except ImportError as exc:
+        progress.close(completed=False)
         print(
-            f"export: error: {exc}; the exporter needs torch (pinned, CPU) and the export extra: "
-            f"run `bash scripts/setup.sh`, or `{_python()} -m pip install torch==2.13.0` first and then "
-            f"`{_python()} -m pip install -e '.[export]'` (a bare torch requirement pulls a multi-GB CUDA build)",
+            f"export: error: {exc}; the exporter needs torch (pinned, CPU) and the export extra: in a checkout "
+            f"run `bash scripts/setup.sh`; elsewhere `{_python()} -m pip install torch==2.13.0` first and then "
+            f"`{_python()} -m pip install 'onnx-claim-verifier[export]'` (a bare torch requirement pulls a multi-GB CUDA build)",
             file=sys.stderr,
         )
         return 1
+    progress.close()
     for line in report.summary_lines():
         print(line)
     if args.variants:
@@ -211,6 +209,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return status
     print(_use_next(report.output_dir, report.manifest.model, report.manifest.revision))
     return 0
+
+
+def _export(args: argparse.Namespace, atol: float, attention: "Attention", progress: "Progress") -> "ExportReport":
+    """The library call ``python -m export`` makes for its arguments."""
+    from .pipeline import export_model, export_smoke
+
+    if args.smoke:
+        return export_smoke(args.output, opset=args.opset, atol=atol, attention=attention, progress=progress)
+    from verifier.types import DEFAULT_MODEL
+
+    return export_model(
+        args.model if args.model is not None else DEFAULT_MODEL,
+        revision=args.revision,
+        output=args.output,
+        opset=args.opset,
+        max_length=args.max_length,
+        atol=atol,
+        attention=attention,
+        model_id=args.model_id,
+        progress=progress,
+    )
 
 
 def _python() -> str:

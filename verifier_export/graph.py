@@ -68,6 +68,7 @@ def export_gated(
     opset: Optional[int],
     gate: Callable[[Path, Sequence[str]], ParityResult],
     onnx_hook: Optional[Callable[[Path], None]] = None,
+    progress: Optional[Callable[[str], None]] = None,
 ) -> GatedGraph:
     """Export ``model.onnx`` with ``attention`` where it applies and gate it; fall back to stock once.
 
@@ -79,6 +80,7 @@ def export_gated(
         opset: ONNX opset (``None``: optimum's).
         gate: ``gate(onnx_path, inputs) -> ParityResult`` (a :func:`run_parity` call).
         onnx_hook: called with each exported file before its gate (tests perturb it).
+        progress: called with a line as each export starts.
 
     Raises:
         ParityError: the stock graph misses the gate (after a span fallback too).
@@ -87,6 +89,8 @@ def export_gated(
     wanted: Attention = "span" if attention == "span" and span_applies(config) else "stock"
     note = ""
     while True:
+        if progress is not None:
+            progress(f"exporting {path.name} with {wanted} attention (optimum-onnx, opset {opset or 'default'})")
         onnx_path = export_onnx(torch_model, path, opset=opset, attention=wanted)
         if onnx_hook is not None:
             onnx_hook(onnx_path)

@@ -63,6 +63,7 @@ from .onnx import (
     write_tokenizer_json,
 )
 from .parity import DEFAULT_ATOL, ParityResult, run_parity
+from .progress import Progress, or_silent
 from .report import ExportReport
 from .source import (
     ModelSource,
@@ -164,8 +165,10 @@ def _build(
     atol: float,
     attention: Attention,
     onnx_hook: Optional[OnnxHook],
+    progress: Progress,
 ) -> tuple[Manifest, ParityResult, Literal["copied", "converted"], str]:
     """Write a complete export (manifest last) into ``staging``; the last item says why span was not used."""
+    progress(f"reading config.json and the tokenizer of {source.path}")
     config_path = source.path / CONFIG_NAME
     config = read_config(source.path)
     labels = read_labels(config, where=str(config_path))
@@ -185,9 +188,11 @@ def _build(
     if not isinstance(pad_token_id, int) or pad_token_id < 0:
         raise ExportError(f"{source.path}: the tokenizer has no pad token and config.json no pad_token_id")
 
+    progress("loading the PyTorch model")
     torch_model = load_torch_model(source.path)
 
     def gate(onnx_path: Path, inputs: Sequence[str]) -> ParityResult:
+        progress(f"parity gate: PyTorch against onnxruntime on the golden pairs, alone and batched (atol {atol:g})")
         return run_parity(
             torch_model=torch_model, reference_tokenizer=reference_tokenizer, onnx_path=onnx_path,
             tokenizer_json=staging / TOKENIZER_NAME, labels=labels, inputs=inputs,
@@ -196,9 +201,10 @@ def _build(
 
     graph = export_gated(
         torch_model, staging / "model.onnx", config=config, attention=attention, opset=opset, gate=gate,
-        onnx_hook=onnx_hook,
+        onnx_hook=onnx_hook, progress=progress,
     )
     parity, inputs, graph_opset = graph.parity, graph.inputs, graph.opset
+    progress("writing golden.json and manifest.json")
     write_golden(staging / GOLDEN_NAME, parity.golden)
     manifest = Manifest(
         model=source.model,
@@ -236,8 +242,12 @@ def _run(
     atol: float,
     attention: Attention,
     onnx_hook: Optional[OnnxHook],
+    progress: Progress,
+    resolving: str,
 ) -> ExportReport:
     started = time.perf_counter()
+    if target.exists():
+        progress(f"checking the export already in {target} (files against its manifest, golden outputs)")
     existing = check_target(
         target, model=model, kind=kind, revision=revision, opset=opset, max_length=max_length, atol=atol
     )
@@ -252,6 +262,7 @@ def _run(
             seconds=time.perf_counter() - started,
         )
     with staging_dir(target) as staging:
+        progress(resolving)
         source = resolve()
         manifest, parity, tokenizer_mode, note = _build(
             source,
@@ -262,7 +273,9 @@ def _run(
             atol=atol,
             attention=attention,
             onnx_hook=onnx_hook,
+            progress=progress,
         )
+        progress(f"moving the export into place: {target}")
         publish(staging, target)
     return ExportReport(
         status="exported",
@@ -287,6 +300,7 @@ def export_model(
     attention: Attention = "span",
     onnx_hook: Optional[OnnxHook] = None,
     model_id: Optional[str] = None,
+    progress: Optional[Progress] = None,
 ) -> ExportReport:
     """Export a three-label NLI cross-encoder to a verified ONNX model directory.
 
@@ -319,6 +333,10 @@ def export_model(
             (:func:`verifier_export.identity.establish`: a cache snapshot's path,
             download metadata, or the user's word; ``revision`` is required for a
             plain folder).
+        progress: called with one line as each stage starts (download,
+            loading, ONNX export, parity gate, writing; default silent;
+            ``python -m export`` prints them to stderr with the time elapsed,
+            :func:`verifier_export.progress.stderr_progress`).
 
     A source whose ``config.json`` carries
     :data:`verifier.engine.manifest.RANDOM_WEIGHTS_CONFIG_KEY` (every seeded test
@@ -383,6 +401,9 @@ def export_model(
         atol=atol,
         attention=attention,
         onnx_hook=onnx_hook,
+        progress=or_silent(progress),
+        resolving=(f"using the local folder {checked.path}" if checked is not None
+                   else f"downloading {model}@{pinned} from the Hugging Face hub (cached files are reused)"),
     )
     if output is None and (named or not local) and pinned is not None:
         return _record_default(report, model, pinned)
@@ -410,6 +431,7 @@ def export_smoke(
     opset: Optional[int] = None,
     atol: float = DEFAULT_ATOL,
     attention: Attention = "span",
+    progress: Optional[Progress] = None,
 ) -> ExportReport:
     """Build the seeded tiny DeBERTa-v2 test model and export it (``--smoke``).
 
@@ -423,6 +445,7 @@ def export_smoke(
         opset: ONNX opset (default: optimum's).
         atol: the parity gate's max |Δlogit|.
         attention: as :func:`export_model`.
+        progress: as :func:`export_model`.
 
     Returns:
         An :class:`ExportReport` (``"verified"`` when ``output`` already holds it).
@@ -455,4 +478,6 @@ def export_smoke(
             atol=atol,
             attention=attention,
             onnx_hook=None,
+            progress=or_silent(progress),
+            resolving=f"building the seeded tiny random model (seed {seed})",
         )

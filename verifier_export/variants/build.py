@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from verifier.engine.manifest import (
     FileRecord,
@@ -140,6 +140,7 @@ def build_variants(
     gates: Optional[Mapping[str, VariantGate]] = None,
     options: VariantOptions = VariantOptions(),
     overwrite: bool = False,
+    progress: Optional[Callable[[str], None]] = None,
 ) -> VariantsReport:
     """Build ONNX variants into an exported model directory and record them in its manifest.
 
@@ -151,6 +152,7 @@ def build_variants(
         options: how the variants are made.
         overwrite: rebuild a variant that is already recorded (default: keep a
             recorded variant whose file still verifies; its recorded parity stands).
+        progress: called with a line as each step starts (default silent).
 
     Returns:
         A :class:`~verifier_export.variants.VariantsReport` (``manifest`` is the rewritten manifest).
@@ -173,6 +175,8 @@ def build_variants(
         raise ExportError(f"unknown variant(s) {unknown or list(names)}; choose from {list(VARIANT_NAMES)}")
     wanted = [name for name in VARIANT_NAMES if name in names]
     gate_of = {**DEFAULT_GATES, **(gates or {})}
+    say = progress if progress is not None else (lambda message: None)
+    say(f"checking {model_dir} against its manifest before adding {', '.join(wanted)}")
     opened = open_export_dir(model_dir)
     manifest = opened.manifest
     source = opened.model_path
@@ -193,7 +197,9 @@ def build_variants(
             os.close(handle)
             temporary = Path(temporary_name)
             staged.append(temporary)
+            say(f"building {name} ({file}) from {source.name}")
             _build_file(name, source, temporary, options)
+            say(f"gating {name} against the PyTorch golden logits")
             comparison, _ = compare_golden(model_dir, temporary.name, manifest)
             failures = gate.failures(comparison)
             result = VariantResult(

@@ -65,11 +65,14 @@ def variant_settings(args: argparse.Namespace) -> tuple[dict[str, VariantGate], 
 def run_variants(model_dir: Path, names: Sequence[str], args: argparse.Namespace, prog: str) -> int:
     """Build ``names`` into ``model_dir`` with the flags of :func:`add_variant_arguments`; print the
     summary, or one ``<prog>: error:`` line; return the exit status (shared by both commands)."""
+    from ..progress import StageReporter
     from .build import build_variants
 
     gates, options = variant_settings(args)
     try:
-        report = build_variants(model_dir, names, gates=gates, options=options, overwrite=args.overwrite_variants)
+        with StageReporter(prog) as progress:
+            report = build_variants(model_dir, names, gates=gates, options=options, overwrite=args.overwrite_variants,
+                                    progress=progress)
     except ExportError as exc:
         return report_error(exc, prog)
     for line in report.summary_lines():

@@ -1,0 +1,102 @@
+"""Every step over a few seconds shows progress, on a terminal and in logs.
+
+Regression: ``scripts/setup.sh`` printed nothing for ~77 s (``pip --quiet``),
+and a base-size export nothing for 86 s and then everything at once. Now
+``scripts/progress.sh`` (setup, CI) and :mod:`verifier_export.progress`
+(``python -m export``, ``python -m export.variants``) print progress lines
+with timings on stderr, flushed as they happen.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from verifier_export.progress import PROGRESS_AFTER_ENV, StageReporter
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------- item 6: progress of long steps
+
+
+def _bash(script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", f"set -euo pipefail; source scripts/progress.sh; {script}"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+
+
+def test_a_shell_step_says_when_it_starts_while_it_runs_and_when_it_ends() -> None:
+    proc = _bash('step "installing things" bash -c "echo Collecting thing==1.0; sleep 2.6"', PROGRESS_EVERY="1")
+    assert proc.returncode == 0 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert re.fullmatch(r"\[setup +\d+s\] installing things \.\.\.", lines[0]), lines
+    assert re.fullmatch(r"\[setup +\ds\]   still installing things \(\d s\): Collecting thing==1\.0", lines[1]), lines
+    assert re.fullmatch(r"\[setup +\d+s\]   installing things: done in \d+ s", lines[-1]), lines
+
+
+def test_a_failed_shell_step_shows_its_output_and_status() -> None:
+    proc = _bash('step "breaking" bash -c "echo the reason; exit 7"; echo not reached')
+    assert proc.returncode == 7 and "not reached" not in proc.stdout
+    lines = [re.sub(r"\[setup +\d+s\]", "[setup t]", line) for line in proc.stderr.splitlines()]
+    assert [re.sub(r"after \d+ s", "after N s", line) for line in lines] == [
+        "[setup t] breaking ...",
+        "[setup t] FAILED: breaking (exit status 7 after N s); its output:",
+        "the reason",
+    ]
+
+
+def test_every_install_of_the_setup_script_runs_as_a_step_without_quiet() -> None:
+    script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    assert "--quiet" not in script and "source scripts/progress.sh" in script
+    commands = [line.strip() for line in script.replace("\\\n", " ").splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    for line in commands:
+        if "pip install" in line or "-m venv" in line:
+            assert line.startswith("step "), line
+
+
+def test_a_stage_is_announced_only_when_it_runs_for_long() -> None:
+    out = io.StringIO()
+    reporter = StageReporter("export", out, after=0.3, every=60.0)
+    reporter("reading config.json")  # quick: never printed
+    reporter("exporting model.onnx")
+    deadline = time.monotonic() + 60
+    while "exporting model.onnx ..." not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    reporter.close()
+    lines = [re.sub(r"\[ *[\d.]+s\]", "[t]", line) for line in out.getvalue().splitlines()]
+    assert lines[0] == "export [t] exporting model.onnx ..."
+    assert re.fullmatch(r"export \[t\] exporting model\.onnx: done in [\d.]+ s", lines[-1]) and len(lines) == 2
+
+
+def test_a_failed_stage_gets_no_done_line() -> None:
+    out = io.StringIO()
+    with pytest.raises(ValueError):
+        with StageReporter("export", out, after=0) as reporter:
+            reporter("parity gate")
+            raise ValueError("missed")
+    assert re.sub(r"\[ *[\d.]+s\]", "[t]", out.getvalue()) == "export [t] parity gate ...\n"
+
+
+@pytest.mark.export
+def test_the_export_command_prints_its_stages_in_order(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), PROGRESS_AFTER_ENV: "0"}
+    proc = subprocess.run([sys.executable, "-m", "verifier_export", "--smoke", "--output", str(tmp_path / "m")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    stages = [re.sub(r"^export \[ *[\d.]+s\] ", "", line) for line in proc.stderr.splitlines()
+              if line.startswith("export [") and not line.endswith(" s") and "done in" not in line]
+    assert [stage.split(" ")[0] for stage in stages] == [
+        "building", "reading", "loading", "exporting", "parity", "writing", "moving",
+    ], proc.stderr
+    assert stages[3].startswith("exporting model.onnx with span attention (optimum-onnx, opset default)")
+    assert all(line.startswith("export [") for line in proc.stderr.splitlines()), proc.stderr
+    assert proc.stdout.startswith("RANDOM WEIGHTS")  # the summary stays on stdout
