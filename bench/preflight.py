@@ -23,8 +23,8 @@ from .model import BenchModel
 
 __all__ = ["BENCH_INSTALL", "EXPORT_INSTALL", "missing_modules", "preflight"]
 
-#: How to install the bench extra (torch must already be the pinned CPU build).
-BENCH_INSTALL = '.venv/bin/pip install -e ".[bench]" (after `bash scripts/setup.sh`, with torch 2.13.0 already installed)'
+#: How to install the bench extra (the set-up script installs the pinned CPU torch first, quietly).
+BENCH_INSTALL = "bash scripts/setup.sh export,test,bench (torch 2.13.0 first, then the export, test and bench extras)"
 #: How to install the export extra (torch pinned first).
 EXPORT_INSTALL = "bash scripts/setup.sh (installs torch==2.13.0, then the export and test extras)"
 

@@ -111,6 +111,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.calls < 1:
         print("python -m bench.rss_curve: --calls must be >= 1", file=sys.stderr)
         return 2
+    from .preflight import missing_modules
+
+    extra_of = {"psutil": "bench", "matplotlib": "plot"}
+    missing = missing_modules([("psutil", "psutil")] + ([("matplotlib", "matplotlib")] if args.plot else []))
+    if missing:
+        extras = ",".join(extra_of[name] for name in missing)
+        print(f"python -m bench.rss_curve: missing {', '.join(missing)}; install with "
+              f"bash scripts/setup.sh export,test,{extras}", file=sys.stderr)
+        return 2
     if args.child is not None:
         arena, pattern = (flag == "1" for flag in args.child.split(","))
         print(json.dumps(_child(args.model_dir, args.variant, arena, pattern, args.calls, args.threads)))

@@ -325,7 +325,7 @@ class TestBenchPlumbing:
         assert main(["compare", "--models-root", str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("python -m bench compare: missing psutil, sentence-transformers")
-        assert '.venv/bin/pip install -e ".[bench]"' in err and "torch" in err
+        assert "bash scripts/setup.sh export,test,bench" in err and "torch" in err
         assert main(["compare", "--no-torch", "--models-root", str(tmp_path)]) == 2
         assert "sentence-transformers" not in capsys.readouterr().err.split("(the bench extra)")[0]
         monkeypatch.setattr(preflight, "missing_modules", lambda modules: [])
@@ -778,6 +778,7 @@ class TestRssCurve:
 
     @pytest.mark.export
     def test_every_setting_runs_in_its_own_process_and_records_each_call(self, tiny_model_dir: Path, tmp_path: Path) -> None:
+        pytest.importorskip("psutil")  # each child reads its RSS with psutil (the bench extra)
         from bench.rss_curve import SETTINGS, main
 
         out = tmp_path / "curve.json"
