@@ -99,10 +99,8 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
             "(the claim verifier must return three finite probabilities per group)"
         )
     in_range = [bool(ok) for ok in ((array >= 0.0) & (array <= 1.0)).all(axis=1)]
-    summed = [
-        bool(ok)
-        for ok in np.isclose(array.sum(axis=1), 1.0, rtol=PROBABILITY_SUM_TOLERANCE, atol=PROBABILITY_SUM_TOLERANCE)
-    ]
+    close = np.asarray(np.isclose(array.sum(axis=1), 1.0, rtol=PROBABILITY_SUM_TOLERANCE, atol=PROBABILITY_SUM_TOLERANCE))
+    summed = [bool(ok) for ok in close.reshape(-1)]
     for row in range(expected_rows):
         entailment, contradiction, neutral = (float(value) for value in array[row])
         if not in_range[row]:
