@@ -98,7 +98,8 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
             f"scorer returned non-finite scores at row {row}: {array[row].tolist()} "
             "(the claim verifier must return three finite probabilities per group)"
         )
-    in_range = [bool(ok) for ok in ((array >= 0.0) & (array <= 1.0)).all(axis=1)]
+    bounded = np.asarray(((array >= 0.0) & (array <= 1.0)).all(axis=1))
+    in_range = [bool(ok) for ok in bounded.reshape(-1)]
     close = np.asarray(np.isclose(array.sum(axis=1), 1.0, rtol=PROBABILITY_SUM_TOLERANCE, atol=PROBABILITY_SUM_TOLERANCE))
     summed = [bool(ok) for ok in close.reshape(-1)]
     for row in range(expected_rows):
