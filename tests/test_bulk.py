@@ -418,3 +418,16 @@ def test_one_off_mode_refuses_bulk_options(capsys: pytest.CaptureFixture[str]) -
     assert capsys.readouterr().err.strip() == (
         "error: --output-format, --resume, --shard and --engine apply to INPUT files, not --claim"
     )
+
+
+@pytest.mark.parametrize("spec", [" 1/3", "1/3 ", "1_0/20", "\u0661/\u0663", "+1/3", "1/ 3", "0x1/3"])
+def test_a_shard_is_plain_ascii_digits(capsys: pytest.CaptureFixture[str], tmp_path: Path, spec: str) -> None:
+    """Regression (trust on every surface, item 20): int() took " 1/3", 1_0/20 and Arabic-Indic digits."""
+    source = write(tmp_path / "in.jsonl", [row(1)])
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["verify", str(source), "--shard", spec], make_verifier=make)
+    assert exc.value.code == 2
+    assert f"argument --shard: expected I/N such as 0/4 (ASCII digits only), got {spec!r}" in capsys.readouterr().err
+    from verifier.cli.bulk import shard_type
+
+    assert shard_type("1/3") == Shard(1, 3) and shard_type("007/010") == Shard(7, 10)

@@ -1182,3 +1182,27 @@ def test_a_repeated_key_in_an_input_row_is_invalid_json(
     code, _, err = run_main(capsys, "verify", str(nested), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert code == 2
     assert err.splitlines()[0] == f"error: {nested} line 3: invalid JSON: duplicate key 'reference' in a JSON object (column 37)"
+
+
+@pytest.mark.parametrize(
+    "argv, flag, value",
+    [
+        (["verify", "x.jsonl"], "--max-evidence", " 3"),
+        (["verify", "x.jsonl"], "--batch-size", "1_0"),
+        (["verify", "x.jsonl"], "--threads", "\u0661"),
+        (["verify", "x.jsonl"], "--max-line-bytes", "2048\n"),
+        (["verify", "x.jsonl"], "--entailment-threshold", "\u0660.\u0669"),
+        (["verify", "x.jsonl"], "--contradiction-threshold", "0.9_0"),
+        (["check", "x.jsonl"], "--max-group-size", "\u0662"),
+        (["assay", "x.jsonl"], "--max-group-size", "\u0662"),
+        (["assay", "x.jsonl"], "--seed", " 7"),
+    ],
+)
+def test_numeric_options_are_plain_ascii(capsys: pytest.CaptureFixture[str], argv: list[str], flag: str, value: str) -> None:
+    """Regression (trust on every surface, item 20): int() and float() also take surrounding whitespace, digit
+    underscores and non-ASCII digits; every numeric option of the CLIs (verifier.argtypes) takes plain ASCII."""
+    with pytest.raises(SystemExit) as exc_info:
+        cli.main([*argv, f"{flag}={value}"])
+    assert exc_info.value.code == 2
+    kind = "number" if "threshold" in flag else "integer"
+    assert f"argument {flag}: not an {kind}: {value!r}".replace("an number", "a number") in capsys.readouterr().err

@@ -3,19 +3,45 @@
 Each returns a parser for ``type=``; a bad value becomes argparse's usual
 ``argument --flag: <message>`` line and exit status 2. Messages name the
 accepted range, e.g. ``must be within [1, 256], got 300``.
+
+Numbers are plain ASCII: Python's ``int`` and ``float`` also accept
+surrounding whitespace (``" 3"``), digit-group underscores (``1_0``) and
+non-ASCII digits (``"٣"``, Arabic-Indic three), which these parsers refuse.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 from typing import Callable
 
-__all__ = ["int_range", "float_range", "positive_float"]
+__all__ = ["ascii_int", "int_range", "float_range", "positive_float"]
+
+_INTEGER = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def ascii_int(text: str) -> int:
+    """An integer written with plain ASCII digits (an optional leading ``-``), for ``type=`` with ``choices=``.
+
+    Example:
+        >>> ascii_int("2")
+        2
+    """
+    if _INTEGER.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+    return int(text)
+
+
+def _number(text: str) -> float:
+    if _NUMBER.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    return float(text)
 
 
 def int_range(low: int, high: int) -> Callable[[str], int]:
-    """An integer within ``[low, high]``.
+    """An integer within ``[low, high]`` (plain ASCII digits: :func:`ascii_int`).
 
     Example:
         >>> int_range(1, 4)("3")
@@ -23,10 +49,7 @@ def int_range(low: int, high: int) -> Callable[[str], int]:
     """
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        value = ascii_int(text)
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"must be within [{low}, {high}], got {value}")
         return value
@@ -44,10 +67,7 @@ def float_range(low: float, high: float) -> Callable[[str], float]:
     """
 
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        value = _number(text)
         if not low <= value <= high:  # also refuses NaN
             raise argparse.ArgumentTypeError(f"must be within [{low}, {high}], got {text}")
         return value
@@ -63,10 +83,7 @@ def positive_float(text: str) -> float:
         >>> positive_float("1e-4")
         0.0001
     """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    value = _number(text)
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
     return value

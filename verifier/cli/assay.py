@@ -37,6 +37,7 @@ import typing
 from pathlib import Path
 from typing import Any, Optional
 
+from ..argtypes import ascii_int
 from ..assay.constraints import METRIC_NAMES, Constraint, parse_constraint
 from ..assay.labels import LabelError, LabelledClaim, split_labelled
 from ..assay.metrics import METRICS
@@ -113,7 +114,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     decision.add_argument("--revision", help="model revision (default: from the model directory)")
     decision.add_argument("--entailment-threshold", type=threshold, metavar="P", help="main configuration (default 0.80)")
     decision.add_argument("--contradiction-threshold", type=threshold, metavar="P", help="main configuration (default 0.80)")
-    decision.add_argument("--max-group-size", type=int, choices=(1, 2, 3))
+    decision.add_argument("--max-group-size", type=ascii_int, choices=(1, 2, 3))
     decision.add_argument("--group-candidate-limit", type=int_range(2, 16), metavar="N")
     decision.add_argument("--max-evidence", type=int_range(1, 256), metavar="N")
     decision.add_argument("--batch-size", type=int_range(1, 256), metavar="N")

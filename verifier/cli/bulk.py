@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterator, Optional
@@ -93,13 +94,18 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
+_SHARD = re.compile(r"([0-9]+)/([0-9]+)")
+
+
 def shard_type(text: str) -> Shard:
-    """argparse type of ``--shard I/N``: ``0 <= I < N``, ``1 <= N <= 1,000,000``."""
-    try:
-        index_text, count_text = text.split("/")
-        index, count = int(index_text), int(count_text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected I/N such as 0/4, got {text!r}") from None
+    """argparse type of ``--shard I/N``: ``0 <= I < N``, ``1 <= N <= 1,000,000``, in plain ASCII digits.
+
+    (``int`` alone would also take ``" 1/3"``, ``1_0/20`` and non-ASCII digits.)
+    """
+    found = _SHARD.fullmatch(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"expected I/N such as 0/4 (ASCII digits only), got {text!r}")
+    index, count = int(found.group(1)), int(found.group(2))
     if not 1 <= count <= 1_000_000 or not 0 <= index < count:
         raise argparse.ArgumentTypeError(f"expected 0 <= I < N (N at most 1,000,000), got {text!r}")
     return Shard(index, count)
