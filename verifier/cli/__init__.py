@@ -38,9 +38,11 @@ Usage::
     same id and the result digests are reproducible.
 
 ``check RESULTS``
-    Reads stored results back, recomputes every digest it can from each
-    record's own fields and reports any record whose status, groups, scores
-    or claim were edited after the fact (:mod:`verifier.cli.check`).
+    Reads back anything ``verify`` wrote (result lines, envelopes, ``--resume``
+    output, a Ray output directory), recomputes every digest it can from each
+    record's own fields and the decision configuration it names, and reports
+    any record whose status, groups, scores, claim, model or configuration
+    were edited after the fact (:mod:`verifier.cli.check`).
 
 ``info``
     The manifest of an exported model directory in readable form: model,
