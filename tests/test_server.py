@@ -28,13 +28,12 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("httpx")
 
 import httpx  # noqa: E402
-import uvicorn  # noqa: E402
 
 from verifier import ClaimVerification, ClaimVerifier  # noqa: E402
 from verifier.decision.bundle import ContextBundle  # noqa: E402
 from verifier.engine.scorer import OnnxScorer  # noqa: E402
 from verifier.options import InputLimits, RuntimeOptions  # noqa: E402
-from verifier.serve import ServerSettings, create_app  # noqa: E402
+from verifier.serve import ServerSettings, create_app, create_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,9 +42,8 @@ class Server:
     """A real uvicorn server in a thread on a free loopback port."""
 
     def __init__(self, settings: ServerSettings) -> None:
-        self.app = create_app(settings)
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning",
-                                                    timeout_graceful_shutdown=60))
+        self.server = create_server(settings, host="127.0.0.1", port=0, log_level="warning")
+        self.app = self.server.config.app
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         while not self.server.started:

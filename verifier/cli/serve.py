@@ -18,6 +18,10 @@ __all__ = ["add_parser", "run"]
 
 #: ``serve``'s default ``--max-batch-tokens`` (a coalescing pass starts at this many queued tokens).
 SERVE_MAX_BATCH_TOKENS = 8192
+#: Defaults of ``--log-repeat-limit`` / ``--log-repeat-window-s`` (those of ``verifier.serve.logs``,
+#: repeated here because the parser is built without the server extra).
+DEFAULT_LOG_REPEAT_LIMIT = 10
+DEFAULT_LOG_REPEAT_WINDOW_S = 60.0
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
@@ -50,8 +54,29 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
                         help=f"longest evidence text (default {InputLimits().max_passage_chars:,})")
     parser.add_argument("--max-request-bytes", type=int_range(1024, 1 << 34), default=None,
                         help=f"largest request body (default {InputLimits().max_request_bytes:,})")
-    parser.add_argument("--api-key-file", default=None, help="require Authorization: Bearer <the key in this file>")
+    parser.add_argument("--api-key-file", default=None,
+                        help="require Authorization: Bearer <the key in this file> (UTF-8, compared as UTF-8 bytes)")
+    parser.add_argument("--shutdown-grace-s", type=positive_float, default=30.0,
+                        help="after SIGTERM, how long requests in flight may finish before they get 503 and queued "
+                             "model work is cancelled (default 30)")
+    parser.add_argument("--header-timeout-s", type=positive_float, default=10.0,
+                        help="longest wait for a request's headers; then the connection is closed (default 10)")
+    parser.add_argument("--keep-alive-s", type=positive_float, default=5.0,
+                        help="an idle keep-alive connection is closed after this (default 5)")
+    parser.add_argument("--body-timeout-s", type=positive_float, default=60.0,
+                        help="the whole request body must arrive within this, else 408 (default 60)")
+    parser.add_argument("--max-connections", type=int_range(1, 1 << 20), default=1024,
+                        help="most open connections; more get 503 and are closed (default 1024, lowered to what "
+                             "the file-descriptor limit allows)")
+    parser.add_argument("--max-json-values", type=int_range(65_536, 1 << 31), default=1_000_000,
+                        help="most JSON values (containers and members) in one body; more: 413 before parsing "
+                             "(default 1,000,000)")
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    parser.add_argument("--log-repeat-limit", type=int_range(1, 1 << 20), default=DEFAULT_LOG_REPEAT_LIMIT,
+                        help="identical log records let through per window; then one summary line "
+                             f"(default {DEFAULT_LOG_REPEAT_LIMIT})")
+    parser.add_argument("--log-repeat-window-s", type=positive_float, default=DEFAULT_LOG_REPEAT_WINDOW_S,
+                        help=f"the window of --log-repeat-limit (default {DEFAULT_LOG_REPEAT_WINDOW_S:g})")
     parser.set_defaults(func=run, model=None, revision=None, **{name: None for name in _DECISION})
     return parser
 
@@ -69,12 +94,13 @@ def _padding(choice: str, variant: object) -> str:
 
 
 def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
-    """Run the server until SIGTERM or Ctrl-C (uvicorn's graceful shutdown drains accepted work)."""
+    """Run the server until SIGTERM or Ctrl-C (requests in flight get ``--shutdown-grace-s`` to finish)."""
     try:
-        import uvicorn
+        from uvicorn.config import STARTUP_FAILURE
 
-        from ..serve import ServerSettings, create_app
+        from ..serve import ServerSettings, create_server
         from ..serve.auth import read_api_key
+        from ..serve.logs import RepeatFilter, install_repeat_filter
     except ImportError as exc:
         raise Failure(f"error: serve needs the server extra ({install_hint('server')}): {exc}") from exc
     model_dir = RuntimeOptions(model_dir=args.model_dir).resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
@@ -108,8 +134,17 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         score_timeout_s=args.score_timeout_s,
         max_batch_claims=args.max_batch_claims,
         api_key=api_key,
+        shutdown_grace_s=args.shutdown_grace_s,
+        header_timeout_s=args.header_timeout_s,
+        keep_alive_s=args.keep_alive_s,
+        body_timeout_s=args.body_timeout_s,
+        max_connections=args.max_connections,
+        max_json_values=args.max_json_values,
     )
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
-                timeout_graceful_shutdown=30)
+    server = create_server(settings, host=args.host, port=args.port, log_level=args.log_level)
+    install_repeat_filter(RepeatFilter(args.log_repeat_limit, args.log_repeat_window_s))  # uvicorn's handlers exist now
+    server.run()
+    if not server.started:
+        raise SystemExit(STARTUP_FAILURE)  # as uvicorn.run: the port is taken, or the lifespan failed
     return EXIT_OK

@@ -6,6 +6,7 @@ Every error body is ``{"error": {"type": ..., "message": ..., "field": ..., "lim
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from pydantic import ValidationError
@@ -15,6 +16,9 @@ from ..messages import describe_validation_error, strip_pydantic_links
 from ..validation import InputError
 
 __all__ = ["ApiError", "error_response", "input_problem"]
+
+#: The limit an :class:`InputError` names: ``... more than max_evidence=64`` (whatever follows it).
+_NAMED_LIMIT = re.compile(r"more than ([A-Za-z_]+=[^\s()]+)")
 
 
 class ApiError(Exception):
@@ -68,8 +72,9 @@ def input_problem(exc: Exception, *, prefix: str = "") -> ApiError:
             message += f" (and {count - 1} more error{'s' if count > 2 else ''})"
     elif isinstance(exc, InputError):
         field, message = exc.field, str(exc)
-        if "more than " in message:
-            limit = message.rsplit("more than ", 1)[1]
+        named = _NAMED_LIMIT.search(message)
+        if named:
+            limit = named.group(1)
     else:
         field, message = None, str(exc)
     if field is not None and prefix:

@@ -56,6 +56,13 @@ class Metrics:
             "claim_verifier_refused", "work refused or abandoned, by reason", ["reason"], registry=r
         )
         self.ready = Gauge("claim_verifier_ready", "1 once the model is loaded and its golden pairs reproduced", registry=r)
+        self.connections = Gauge("claim_verifier_connections", "open HTTP connections", registry=r)
+        self.connections_closed = Counter(
+            "claim_verifier_connections_closed",
+            "connections the server closed on its own, by reason (header_timeout, over_limit)",
+            ["reason"],
+            registry=r,
+        )
 
     # ------------------------------------------------------------------ CoalescerObserver
 
@@ -91,6 +98,19 @@ class Metrics:
         self.requests.labels(route=route, status=str(status)).inc()
         self.request_seconds.labels(route=route).observe(seconds)
 
+    def connection_opened(self) -> None:
+        """A connection was accepted."""
+        self.connections.inc()
+
+    def connection_lost(self) -> None:
+        """A connection ended."""
+        self.connections.dec()
+
+    def connection_closed(self, reason: str) -> None:
+        """The server closed a connection on its own (``header_timeout``, ``over_limit``)."""
+        self.connections_closed.labels(reason=reason).inc()
+
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric."""
         return generate_latest(self.registry)
+

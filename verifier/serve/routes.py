@@ -1,7 +1,8 @@
 """The HTTP routes (docs/serving.md).
 
-Every request body is read with a size cap (``InputLimits.max_request_bytes``),
-parsed as JSON once and validated once with the library's own models and
+Every request body is read with a size cap (``InputLimits.max_request_bytes``)
+and a deadline, parsed as JSON once with bounded memory
+(:class:`verifier.serve.body.BodyReader`) and validated once with the library's own models and
 :func:`verifier.validation.validate_request`; a refusal is a 4xx JSON error
 naming the field and the limit, a model failure a 500 or 503 with a message,
 never a traceback and never a verification status.
@@ -24,7 +25,7 @@ from .. import __version__
 from ..decision.bundle import BundleClaimRequest, bundle_evidence
 from ..engine.coalesce import ScorerBusy, ScorerClosed, ScorerTimeout
 from ..engine.model_directory import OUTPUT_LABELS
-from ..types import ClaimRequest, ClaimVerification, ClaimVerificationError
+from ..types import ClaimRequest, ClaimVerification, ClaimVerificationError, check_text
 from ..validation import ValidRequest, validate_request
 from .service import Service
 from .auth import check_bearer
@@ -43,23 +44,8 @@ def _service(request: Request) -> Service:
 
 
 async def _json_body(request: Request, service: Service) -> Any:
-    """The decoded JSON body, read with the byte cap (413) and parsed once (400)."""
-    limit = service.runtime.limits.max_request_bytes
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, "too_large", f"request body of {int(declared):,} bytes exceeds max_request_bytes={limit}",
-                       field="body", limit=f"max_request_bytes={limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, "too_large", f"request body exceeds max_request_bytes={limit}",
-                           field="body", limit=f"max_request_bytes={limit}")
-        chunks.append(chunk)
-    try:
-        return json.loads(b"".join(chunks))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}", field="body") from None
+    """The decoded JSON body (413 over the caps, 408 too slow, 400 malformed, 499 client gone)."""
+    return await service.body.json(request)
 
 
 def _model_failure(exc: ClaimVerificationError) -> ApiError:
@@ -189,11 +175,26 @@ def _pairs(body: PredictRequest, service: Service) -> tuple[list[tuple[str, str]
                            "each input must be a [premise, hypothesis] pair of strings (this model scores pairs)",
                            field=where)
         for position, text in enumerate(item):
-            if len(text) > chars:
-                raise ApiError(422, "invalid_request", f"text has {len(text):,} characters, more than max_passage_chars={chars}",
-                               field=f"{where}.{position}", limit=f"max_passage_chars={chars}")
+            _check_predict_text(text, f"{where}.{position}", chars)
         pairs.append((item[0], item[1]))
     return pairs, single
+
+
+def _check_predict_text(text: str, field: str, chars: int) -> None:
+    """A ``/predict`` text, refused (422, naming the field) as ``/v1/verify`` refuses a claim or an evidence
+    text: over ``max_passage_chars``, a NUL, a lone surrogate, or no visible character. Scored as given (not stripped)."""
+    if len(text) > chars:
+        raise ApiError(422, "invalid_request", f"text has {len(text):,} characters, more than max_passage_chars={chars}",
+                       field=field, limit=f"max_passage_chars={chars}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ApiError(422, "invalid_request", f"text is not valid Unicode text ({exc.reason} at position {exc.start})",
+                       field=field) from None
+    try:
+        check_text(text)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", f"text {exc}", field=field) from None
 
 
 async def predict(request: Request) -> Response:
@@ -255,6 +256,12 @@ async def info(request: Request) -> Response:
         "max_batch_claims": settings.max_batch_claims,
         "max_predict_pairs": settings.max_predict_pairs,
         "max_inflight": settings.max_inflight,
+        "max_json_values": settings.max_json_values,
+        "max_connections": service.max_connections,
+        "header_timeout_s": settings.header_timeout_s,
+        "keep_alive_s": settings.keep_alive_s,
+        "body_timeout_s": settings.body_timeout_s,
+        "shutdown_grace_s": settings.shutdown_grace_s,
     }
     body["coalescing"] = {"enabled": settings.coalesce, "max_batch_tokens": runtime.max_batch_tokens,
                           "max_wait_ms": settings.max_wait_ms, "max_queue_pairs": settings.max_queue_pairs,

@@ -1,0 +1,160 @@
+"""Request bodies: read with a byte cap and a deadline, parsed as JSON with bounded memory, off the event loop.
+
+What one body may cost (docs/serving.md, *Errors and limits*):
+
+* a declared ``Content-Length`` over ``max_request_bytes`` is refused (413)
+  before a byte is read; a chunked body is refused as soon as it passes the cap;
+* the whole body must arrive within ``body_timeout_s`` (408, connection closed);
+* a client that disconnects before its body is complete is logged in one line
+  and counted as status 499 (nginx's "client closed request"); nothing is answered;
+* bodies over :data:`INLINE_PARSE_BYTES` are parsed in a small pool of
+  ``parse_workers`` threads, never on the event loop; before parsing, one pass
+  over the bytes (numpy, which releases the GIL) counts the JSON values
+  (containers and members) and the nesting depth, so a body of more than
+  ``max_json_values`` values is refused (413) before Python builds millions of
+  objects for it (a 16 MiB ``[{},{},...]`` is 5.6 million dicts, ~450 MB);
+* nesting deeper than :data:`MAX_JSON_DEPTH` is malformed JSON (400), as is
+  anything ``json.loads`` refuses (its ``RecursionError`` included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional, Union
+
+import numpy as np
+from starlette.requests import ClientDisconnect, Request
+
+from .errors import ApiError
+
+__all__ = ["BodyReader", "json_shape", "INLINE_PARSE_BYTES", "MAX_JSON_DEPTH", "CLIENT_CLOSED"]
+
+_LOG = logging.getLogger("verifier.serve")
+
+#: Bodies up to this size are parsed on the event loop (at most ~1 ms of work).
+INLINE_PARSE_BYTES = 64 * 1024
+#: Deepest nesting of arrays and objects accepted (a claim request needs 5).
+MAX_JSON_DEPTH = 512
+#: The status counted for a client that disconnected before its body was complete.
+CLIENT_CLOSED = 499
+
+_SCAN_CHUNK = 1 << 20
+_QUOTE = ord('"')
+_DELTA = np.zeros(256, dtype=np.int8)
+_DELTA[[ord("["), ord("{")]] = 1
+_DELTA[[ord("]"), ord("}")]] = -1
+_SEPARATOR = np.zeros(256, dtype=bool)
+_SEPARATOR[[ord(","), ord(":")]] = True
+
+Body = Union[bytes, bytearray]
+
+
+def json_shape(body: Body) -> tuple[int, int]:
+    """``(values, depth)`` of a JSON text: containers plus separators outside strings, and the deepest nesting.
+
+    ``values`` is the number of ``[``, ``{``, ``,`` and ``:`` outside strings —
+    about the number of Python objects ``json.loads`` would build beyond the
+    scalars of the first element of each container. Exact for valid JSON; for
+    invalid JSON an estimate (``json.loads`` then refuses it anyway).
+    """
+    encoding = json.detect_encoding(body)
+    if encoding not in ("utf-8", "utf-8-sig"):  # UTF-16/32: count on the UTF-8 form
+        body = bytes(body).decode(encoding, "replace").encode("utf-8")
+    if b"\\" in body:
+        # Left to right, "\\\\" pairs are escaped backslashes and a remaining '\\"' an escaped
+        # quote: neutralized, every '"' left delimits a string.
+        body = bytes(body).replace(b"\\\\", b"__").replace(b'\\"', b"__")
+    data = np.frombuffer(body, dtype=np.uint8)
+    parity = depth = deepest = values = 0
+    for start in range(0, len(data), _SCAN_CHUNK):
+        chunk = data[start : start + _SCAN_CHUNK]
+        quotes = np.cumsum(chunk == _QUOTE, dtype=np.int32)
+        outside = ((quotes + parity) & 1) == 0
+        parity = (parity + int(quotes[-1])) & 1
+        delta = _DELTA[chunk] * outside
+        values += int(np.count_nonzero(delta > 0)) + int(np.count_nonzero(_SEPARATOR[chunk] & outside))
+        level = np.cumsum(delta, dtype=np.int32)
+        deepest = max(deepest, depth + int(level.max()))
+        depth += int(level[-1])
+    return values, deepest
+
+
+class BodyReader:
+    """Reads and parses the JSON bodies of one server.
+
+    Args:
+        max_bytes: ``max_request_bytes``.
+        max_values: ``max_json_values``.
+        timeout_s: ``body_timeout_s`` (``None``: no deadline).
+        parse_workers: threads that parse bodies over :data:`INLINE_PARSE_BYTES`.
+    """
+
+    def __init__(self, *, max_bytes: int, max_values: int, timeout_s: Optional[float], parse_workers: int) -> None:
+        self.max_bytes = max_bytes
+        self.max_values = max_values
+        self.timeout_s = timeout_s
+        self._pool = ThreadPoolExecutor(max_workers=parse_workers, thread_name_prefix="claim-verifier-json")
+
+    def _too_large(self, message: str) -> ApiError:
+        return ApiError(413, "too_large", message, field="body", limit=f"max_request_bytes={self.max_bytes}")
+
+    async def read(self, request: Request) -> bytearray:
+        """The raw body: 413 over the cap, 408 past the deadline, 499 when the client went away."""
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            raise self._too_large(f"request body of {int(declared):,} bytes exceeds max_request_bytes={self.max_bytes}")
+        body = bytearray()
+
+        async def receive() -> None:
+            async for chunk in request.stream():
+                if len(body) + len(chunk) > self.max_bytes:
+                    raise self._too_large(f"request body exceeds max_request_bytes={self.max_bytes}")
+                body.extend(chunk)
+
+        try:
+            await asyncio.wait_for(receive(), self.timeout_s)
+        except asyncio.TimeoutError:
+            raise ApiError(
+                408, "request_timeout",
+                f"the request body did not arrive within body_timeout_s={self.timeout_s:g} ({len(body):,} bytes came)",
+                field="body", limit=f"body_timeout_s={self.timeout_s:g}", headers={"Connection": "close"},
+            ) from None
+        except ClientDisconnect:
+            _LOG.info("client disconnected before its request body was complete: %s %s (%d bytes came)",
+                      request.method, request.url.path, len(body))
+            raise ApiError(CLIENT_CLOSED, "client_disconnected",
+                           "the client disconnected before its request body was complete") from None
+        return body
+
+    def parse(self, body: Body) -> Any:
+        """``json.loads(body)`` after the value and depth checks (400 / 413)."""
+        if len(body) > INLINE_PARSE_BYTES or body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH:
+            values, depth = json_shape(body)
+            if depth > MAX_JSON_DEPTH:
+                raise ApiError(400, "malformed_json", f"the body is not valid JSON: nested deeper than {MAX_JSON_DEPTH} "
+                               "levels", field="body", limit=f"max_json_depth={MAX_JSON_DEPTH}")
+            if values > self.max_values:
+                raise ApiError(413, "too_large",
+                               f"request body holds {values:,} JSON values, more than max_json_values={self.max_values}",
+                               field="body", limit=f"max_json_values={self.max_values}")
+        try:
+            return json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}", field="body") from None
+        except RecursionError:
+            raise ApiError(400, "malformed_json", "the body is not valid JSON: nested too deeply",
+                           field="body", limit=f"max_json_depth={MAX_JSON_DEPTH}") from None
+
+    async def json(self, request: Request) -> Any:
+        """The decoded JSON body; large bodies are checked and parsed in the parse pool."""
+        body = await self.read(request)
+        if len(body) <= INLINE_PARSE_BYTES:
+            return self.parse(body)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self.parse, body)
+
+    def close(self) -> None:
+        """Stop the parse pool (parses not yet started are cancelled)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
