@@ -1193,6 +1193,7 @@ def test_a_repeated_key_in_an_input_row_is_invalid_json(
         (["verify", "x.jsonl"], "--max-line-bytes", "2048\n"),
         (["verify", "x.jsonl"], "--entailment-threshold", "\u0660.\u0669"),
         (["verify", "x.jsonl"], "--contradiction-threshold", "0.9_0"),
+        (["verify", "x.jsonl"], "--max-group-size", "\u0662"),
         (["check", "x.jsonl"], "--max-group-size", "\u0662"),
         (["assay", "x.jsonl"], "--max-group-size", "\u0662"),
         (["assay", "x.jsonl"], "--seed", " 7"),

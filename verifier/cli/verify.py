@@ -26,6 +26,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
+from ..argtypes import ascii_int
 from ..options import InputLimits
 from ..types import (
     ClaimEvidence,
@@ -122,7 +123,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     decision.add_argument(
         "--contradiction-threshold", type=threshold, metavar="P", help="in [0.5, 1.0] (default 0.80)"
     )
-    decision.add_argument("--max-group-size", type=int, choices=(1, 2, 3), help="largest evidence group (default 2)")
+    decision.add_argument("--max-group-size", type=ascii_int, choices=(1, 2, 3), help="largest evidence group (default 2)")
     decision.add_argument(
         "--group-candidate-limit", type=int_range(2, 16), metavar="N", help="passages kept for groups (default 8)"
     )
