@@ -532,6 +532,51 @@ def test_recorded_scores_of_another_model_directory_are_refused(cohort: Path, mo
     assert "manifest_sha256" in capsys.readouterr().err and factory.scorer.calls == []
 
 
+# ---------------------------------------------------------------- what the report says first
+
+
+def test_the_report_says_the_identity_weights_and_headline_first_and_keeps_the_long_tables_apart(
+    cohort: Path, model_dir: Path, tmp_path: Path
+) -> None:
+    """Regression: report.md never said the model had random weights (only a stderr warning did), showed
+    "resolved `None`" and "1 claims", and ran to 989 lines for 6 claims (the sweep table)."""
+    from verifier.assay.report import DETAILS_NAME, markdown, model_facts, write_report
+
+    out = tmp_path / "report"
+    assert assay(str(cohort), "--model-dir", str(model_dir), "-o", str(out), *GRID) == 0
+    report = json.loads((out / "report.json").read_text())
+    text = (out / "report.md").read_text()
+    lines = text.splitlines()
+    assert lines[:5] == [
+        "# Assay report",
+        "",
+        f"- model: `test/tiny` at revision `{'a' * 40}`, resolved to commit `{report['scores']['resolved_revision']}`",
+        "- weights: not recorded in this report (the caller did not state the model directory; see its manifest)",
+        f"- cohort: `cohort.jsonl`, 8 claims (sha256 `{report['input']['sha256']}`)",
+    ]
+    assert lines[5].startswith("- support: precision 0.667 [") and lines[5].endswith(", 1 unsafe support")
+    assert lines[7] == "- gates: none registered"
+    assert "None" not in text and "1 claims" not in text
+    rows = report["sweep"]["rows"]
+    assert f"All {len(rows)} operating points and the per-category tables: [{DETAILS_NAME}]({DETAILS_NAME})." in lines
+    assert not any(line.startswith("| entailment policy |") for line in lines)  # no sweep table in report.md
+    assert len(lines) < 60
+    details = (out / DETAILS_NAME).read_text().splitlines()
+    table = details[details.index(f"## Threshold sweep ({len(rows)} operating points)"):]
+    assert len([line for line in table if line.startswith("| ")]) == 1 + len(rows)  # the header, then one line a row
+    assert "## Category `A` (4 claims)" in details
+
+    # with the model directory stated (run.model, not digested), random weights come first
+    report["run"]["model"] = model_facts(model_dir)
+    written = write_report(report, [], tmp_path / "again")
+    assert written[:4] == ["report.json", "report.md", DETAILS_NAME, "results.jsonl"]
+    stated = markdown(report).splitlines()
+    assert stated[2].startswith("> **RANDOM WEIGHTS: this model is a seeded test model.")
+    assert stated[5] == (f"- weights: **RANDOM** — a seeded test model (`{model_dir.resolve()}`): its scores, "
+                         "and every figure here, mean nothing")
+    assert json.loads((tmp_path / "again" / "report.json").read_text())["report_sha256"] == report["report_sha256"]
+
+
 def test_a_repeated_key_in_recorded_scores_is_refused(tmp_path: Path) -> None:
     """Regression (trust on every surface, item 4): the sidecar and score lines were read with json.loads."""
     from verifier.assay.recording import meta_path
