@@ -3,7 +3,7 @@
 Layers of ``verifier/``:
 
 * the **contract** (``types``, ``options``, ``validation``, ``messages``,
-  ``scoring``, ``argtypes``, ``strictjson``) imports only itself;
+  ``scoring``, ``argtypes``, ``strictjson``, ``fields``) imports only itself;
 * the **engine** (``verifier/engine/``) imports the contract and itself, never
   the decision layer, the facade or a surface;
 * the **decision** layer (``verifier/decision/``) imports the contract and
@@ -31,7 +31,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CONTRACT = {"types", "options", "validation", "messages", "scoring", "argtypes", "strictjson"}
+CONTRACT = {"types", "fields", "options", "validation", "messages", "scoring", "argtypes", "strictjson"}
 FACADE = {"", "claim_verifier"}  # "" is verifier/__init__.py
 SURFACES = {"cli", "serve", "assay", "distributed", "rows", "__main__"}
 HEAVY = {"torch", "transformers", "optimum", "export", "verifier_export", "bench"}

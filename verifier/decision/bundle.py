@@ -83,7 +83,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..types import ClaimEvidence, EpistemicType, LifecycleState, RawReference, SourceType
+from ..fields import RawReference
+from ..types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
 from .packed import MemoryBundleRecord, Packed, PackedCandidate, is_memory_bundle, read_memory_bundle
 
 __all__ = [
