@@ -383,3 +383,134 @@ def test_many_candidates_over_a_large_context_is_one_pass_and_checks_the_limit()
     with pytest.raises(ValueError, match=re.escape("bundle yields 100 passages, more than max_evidence=64")):
         bundle_evidence(bundle, max_evidence=64)
     assert [e.reference for e in bundle_evidence(bundle)] == [f"M{i}" for i in range(100)]
+
+
+# ---------------------------------------------------------------- PRME drop-in (issue 22)
+
+
+def _memory_bundle(context_format: str = "reader", cite: bool = True) -> object:
+    """An object with PRME's ``MemoryBundle`` interface (sections of candidates with ``node`` and
+    ``rendered_text``, ``context_references``, ``render()``, ``ensure_citable()``), built without prme."""
+    from types import SimpleNamespace
+
+    from verifier.decision.packed import MemoryBundleRecord
+
+    record = MemoryBundleRecord.model_validate(
+        {
+            "sections": {
+                "stable_facts": [
+                    {"node": {"id": str(ID2), "source_type": "user_stated", "epistemic_type": "asserted",
+                              "lifecycle_state": "stable", "valid_from": "2026-01-01T00:00:00+00:00"},
+                     "rendered_text": "The launch is not Tuesday; it is Wednesday."},
+                    {"node": {"id": str(ID1)}, "rendered_text": "The launch is Tuesday."},
+                    {"node": {"id": str(ID1)}, "rendered_text": "A second copy of m1 is skipped."},
+                ],
+                "other": [{"node": {"id": str(ID3)}, "rendered_text": None}],
+            },
+            "rendered_context": '[stable_facts]\n- [m2] "The launch is not Tuesday; it is Wednesday."\n- [m1] "The launch is Tuesday."'
+            if cite else "- The launch is Tuesday.",
+            "context_format": context_format,
+            "context_references": {"m1": str(ID1), "m2": str(ID2), "m3": str(ID3)} if cite else {},
+        }
+    )
+    # a plain object: the verifier must not care about the class, only the interface
+    return SimpleNamespace(
+        sections={name: [SimpleNamespace(node=SimpleNamespace(**c.node.model_dump()), rendered_text=c.rendered_text)
+                         for c in cands] for name, cands in record.sections.items()},
+        context_references=dict(record.context_references),
+        render=record.render,
+        ensure_citable=record.ensure_citable,
+    )
+
+
+def test_a_memory_bundle_is_read_as_prme_reads_it() -> None:
+    """Issue 22: PRME's MemoryBundle raised AttributeError ('no attribute candidates'). Now: references from
+    context_references, sections in order, a memory taken once, no rendered text skipped, provenance copied."""
+    evidence = bundle_evidence(_memory_bundle())
+    assert [(e.reference, e.memory_id, e.text) for e in evidence] == [
+        ("m2", ID2, "The launch is not Tuesday; it is Wednesday."),
+        ("m1", ID1, "The launch is Tuesday."),
+    ]
+    assert evidence[0].lifecycle_state is LifecycleState.STABLE
+    assert evidence[0].valid_from == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert [e.reference for e in bundle_evidence(_memory_bundle(), ["m1", "m2"])] == ["m1", "m2"]
+
+
+def test_a_memory_bundle_dump_as_dict_or_json_gives_the_same_evidence() -> None:
+    bundle = _memory_bundle()
+    dump = {
+        "sections": {name: [{"node": vars(c.node), "rendered_text": c.rendered_text} for c in cands]
+                     for name, cands in bundle.sections.items()},  # type: ignore[attr-defined]
+        "rendered_context": bundle.render(),  # type: ignore[attr-defined]
+        "context_format": "reader",
+        "context_references": {k: str(v) for k, v in bundle.context_references.items()},  # type: ignore[attr-defined]
+        "tokens_used": 12,  # other MemoryBundle fields are ignored
+    }
+    assert bundle_evidence(dump) == bundle_evidence(bundle)
+    assert bundle_evidence(pydantic.TypeAdapter(dict).dump_json(dump).decode()) == bundle_evidence(bundle)
+
+
+def test_a_reader_bundle_without_citation_references_is_refused_in_prmes_words() -> None:
+    with pytest.raises(ValueError, match=re.escape("This reader-format bundle has no citation references")):
+        bundle_evidence(_memory_bundle(cite=False))
+    # an auditable-format bundle without references is citable (its records carry "id":"<uuid>"): no evidence
+    assert bundle_evidence(_memory_bundle("auditable", cite=False)) == ()
+
+
+def test_a_context_bundle_as_a_mapping_or_json_text() -> None:
+    bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
+    assert bundle_evidence(bundle.model_dump(mode="json")) == bundle_evidence(bundle)
+    assert bundle_evidence(bundle.model_dump_json()) == bundle_evidence(bundle)
+    with pytest.raises(ValueError, match=re.escape("bundle JSON repeats the key 'rendered_context'")):
+        bundle_evidence('{"rendered_context": "[M1]", "rendered_context": "x", "candidates": []}')
+
+
+@pytest.mark.parametrize("bad", [None, 3, ["[M1]"], object()])
+def test_anything_else_is_a_type_error_naming_what_is_accepted(bad: object) -> None:
+    with pytest.raises(TypeError, match=re.escape("bundle must be a verifier ContextBundle, a mapping or JSON text")):
+        bundle_evidence(bad)
+    with pytest.raises(TypeError, match="PRME MemoryBundle"):
+        ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1))).verify_bundle_sync("a b", bad)  # type: ignore[arg-type]
+
+
+def test_prmes_own_test_seam_replacing_predict_sync_drives_the_verifier() -> None:
+    """PRME's tests replace ``ClaimVerifier._predict_sync`` on the instance; the same test runs here."""
+    verifier = ClaimVerifier()  # no model directory needed: the seam replaces the model
+    seen: list[list[tuple[str, str]]] = []
+
+    def fake(pairs: list[tuple[str, str]]) -> list[tuple[float, float, float]]:
+        seen.append(list(pairs))
+        return [(0.95, 0.01, 0.04) if "is Tuesday" in premise else (0.02, 0.93, 0.05) for premise, _ in pairs]
+
+    verifier._predict_sync = fake  # type: ignore[method-assign]
+    result = verifier.verify_bundle_sync("The launch is Tuesday.", _memory_bundle())
+    assert result.status.value == "contested"
+    assert result.supporting_group == (ID1,) and result.refuting_group == (ID2,)
+    assert result.resolved_revision is None  # nobody resolved a commit
+    assert seen == [[("The launch is not Tuesday; it is Wednesday.", "The launch is Tuesday."),
+                     ("The launch is Tuesday.", "The launch is Tuesday.")]]
+
+
+def test_prme_shaped_evidence_and_config_objects_are_accepted() -> None:
+    """A PRME user's own ClaimEvidence/ClaimVerificationConfig objects (other pydantic models with the same
+    fields) are validated from their model_dump()."""
+
+    class ForeignEvidence(pydantic.BaseModel):
+        reference: str
+        memory_id: UUID
+        text: str
+        source_type: SourceType | None = None
+        epistemic_type: EpistemicType | None = None
+        lifecycle_state: LifecycleState | None = None
+        event_time: datetime | None = None
+        valid_from: datetime | None = None
+        valid_to: datetime | None = None
+
+    class ForeignConfig(pydantic.BaseModel):
+        entailment_threshold: float = 0.9
+
+    verifier = ClaimVerifier(ForeignConfig(), scorer=ScriptedScorer(default=(0.95, 0.01)))  # type: ignore[arg-type]
+    assert verifier.config.entailment_threshold == 0.9
+    foreign = [ForeignEvidence(reference=" m1 ", memory_id=ID1, text="The launch is Tuesday.", epistemic_type=EpistemicType.ASSERTED)]
+    ours = [ClaimEvidence(reference="m1", memory_id=ID1, text="The launch is Tuesday.", epistemic_type=EpistemicType.ASSERTED)]
+    assert verifier.verify_sync("The launch is Tuesday.", foreign) == verifier.verify_sync("The launch is Tuesday.", ours)
