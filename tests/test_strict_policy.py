@@ -139,6 +139,38 @@ def test_trial_row_kinds_are_all_present() -> None:
     assert len({row["id"] for row in TRIALS}) == 65
 
 
+# ---------------------------------------------------------------- the strict policy's own trials
+
+#: tests/data/strict_trials.json (described in tests/data/strict_trials.md): every family of step 2,
+#: each with controls where the reference is right and a naive rule would be wrong.
+STRICT_TRIALS = json.loads((ROOT / "tests" / "data" / "strict_trials.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("row", STRICT_TRIALS, ids=[row["id"] for row in STRICT_TRIALS])
+def test_strict_trials(row: dict[str, Any]) -> None:
+    assert trial(row, REFERENCE).status.value == row["reference_status"]
+    status = trial(row, STRICT).status.value
+    assert status == row["wanted"] or status in row["acceptable"], (status, row["wanted"], row["acceptable"])
+
+
+def test_strict_trials_have_controls_in_every_family() -> None:
+    assert len({row["id"] for row in STRICT_TRIALS}) == len(STRICT_TRIALS)
+    families: dict[str, list[dict[str, Any]]] = {}
+    for row in STRICT_TRIALS:
+        families.setdefault(row["id"][0], []).append(row)
+    assert sorted(families) == sorted("QANCVSTDKRGW")
+    for family, rows in families.items():
+        right = [r for r in rows if r["reference_status"] == r["wanted"] or r["reference_status"] in r["acceptable"]]
+        wrong = [r for r in rows if r not in right]
+        assert right and wrong, family  # a control the reference gets right, and a case it gets wrong
+
+
+def test_no_unsafe_support_on_either_table() -> None:
+    for row in TRIALS + STRICT_TRIALS:
+        if trial(row, STRICT).status.value == "supported":
+            assert row["wanted"] == "supported" or "supported" in row["acceptable"], row["id"]
+
+
 # ---------------------------------------------------------------- one case per rule
 
 
@@ -199,8 +231,11 @@ CASES: list[tuple[str, str, list[dict[str, Any]], dict[str, Sequence[float]], st
      "supported", "supported", []),
     ("year-mismatch-support", "The contract was signed in 2019.", [p("The contract was signed in 2021.", 0.84, 0.1)], {},
      "supported", "insufficient", [("vetoed_support", "value_mismatch")]),
-    ("dropped-contradiction-costs-recall", "Nadia leads the Atlas project.",
+    ("dropped-contradiction-about-something-else", "Nadia leads the Atlas project.",
      [p("Nadia did not attend the Atlas project review.", 0.02, 0.95), p("Nadia leads the Atlas project.", 0.97, 0.01, "m2")], {},
+     "supported", "supported", []),
+    ("dropped-contradiction-about-the-claim", "Nadia leads the Atlas project.",
+     [p("Nadia leads the Atlas project.", 0.97, 0.01), p("Omar leads the Atlas project.", 0.02, 0.93, "m2")], {},
      "supported", "insufficient", [("vetoed_support", "dropped_contradiction")]),
     ("added-refutation-no", "Issues were found in the audit.", [p("No issues were found in the audit.", 0.01, 0.98)], {},
      "insufficient", "refuted", [("added_refutation", "strict_corroboration")]),
@@ -213,6 +248,44 @@ CASES: list[tuple[str, str, list[dict[str, Any]], dict[str, Sequence[float]], st
     ("hypothetical-could-for-might", "The deployment might happen after approval.",
      [p("The deployment could happen after approval.", 0.9, 0.02, epistemic_type=EpistemicType.HYPOTHETICAL)], {},
      "supported", "supported", []),
+    # Step 2: scoped vetoes and the new families (docs/policy.md, "Scope" and the family sections).
+    ("reported-question-across-a-line", "The backup ran on Friday.", [p("Ravi asked whether\nthe backup ran on Friday", 0.88, 0.03)],
+     {"the backup ran on Friday": (0.93, 0.02)}, "supported", "insufficient", [("vetoed_support", "strict_speech_act")]),
+    ("recheck-dropped-the-content", "The backup ran on Friday.", [p("Ravi wondered whether the backup ran on Friday. Nobody has answered yet.", 0.82, 0.04)],
+     {"Nobody has answered yet.": (0.83, 0.03)}, "supported", "insufficient", [("vetoed_support", "framing_dropped")]),
+    ("unapproved-draft", "The budget is $5M.", [p("According to the unapproved draft, the budget is $5M.", 0.9, 0.02)], {},
+     "supported", "insufficient", [("vetoed_support", "strict_speech_act")]),
+    ("not-approved-pronoun", "The budget is $5M.", [p("The draft sets the budget at $5M. It was not approved.", 0.86, 0.04)],
+     {"The draft sets the budget at $5M.": (0.9, 0.02)}, "supported", "insufficient", [("vetoed_support", "strict_speech_act")]),
+    ("claim-reports-the-unmerged-pr", "The PR adds retry logic.", [p("The PR adds retry logic. It has not been merged.", 0.93, 0.02)],
+     {"The PR adds retry logic.": (0.95, 0.01)}, "supported", "supported", []),
+    ("hedge-in-another-sentence", "Marie Curie was born in Warsaw.",
+     [p("Marie Curie was born in Warsaw in 1867. Curie likely inspired generations of women in science.", 0.94, 0.02)], {},
+     "supported", "supported", []),
+    ("negation-about-something-else", "Ravi owns the ingestion pipeline.",
+     [p("Ravi owns the ingestion pipeline, but Ravi has no access to billing.", 0.95, 0.02)], {}, "supported", "supported", []),
+    ("pronoun-correction", "Alice uses Jira.", [p("Alice uses Jira. She doesn\u2019t use it anymore.", 0.85, 0.08)], {},
+     "supported", "insufficient", [("vetoed_support", "strict_negation")]),
+    ("negated-claim-positive-passage", "Alice does not use Jira.", [p("Alice uses Linear.", 0.82, 0.05)], {},
+     "supported", "insufficient", [("vetoed_support", "strict_negation")]),
+    ("negated-claim-other-tool", "Alice does not use Jira.", [p("Alice uses Linear.", 0.05, 0.88)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "negation_scope")]),
+    ("quoted-self-report-refutes", "Alice uses Jira.", [p('Alice said, "I don\'t use Jira anymore."', 0.03, 0.9)], {},
+     "refuted", "refuted", []),
+    ("ellipsis-negation-refutes", "The tests pass on Windows.", [p("The tests pass on Linux but not on Windows.", 0.05, 0.9)], {},
+     "refuted", "refuted", []),
+    ("double-negation", "The vendor ships fixes on time.", [p("The vendor never fails to ship fixes on time.", 0.9, 0.03)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "negation_scope")]),
+    ("attitude-of-someone-else", "Priya thinks the launch is on Friday.", [p("Omar thinks the launch is on Friday.", 0.84, 0.05)], {},
+     "supported", "insufficient", [("vetoed_support", "strict_speech_act")]),
+    ("unit-conversion-support", "The maintenance window lasted 2 hours.", [p("The maintenance window lasted 120 minutes.", 0.9, 0.03)], {},
+     "supported", "supported", []),
+    ("unit-conversion-refutation", "The maintenance window lasted 2 hours.", [p("The maintenance window lasted 120 minutes.", 0.1, 0.85)], {},
+     "refuted", "insufficient", [("vetoed_refutation", "value_format")]),
+    ("may-opens-a-sentence", "The launch happened in May.", [p("May was the month the launch happened.", 0.9, 0.02)], {},
+     "supported", "supported", []),
+    ("works-on-negated", "The app runs on Postgres.", [p("The app doesn't work on Postgres.", 0.03, 0.92)], {},
+     "insufficient", "refuted", [("added_refutation", "strict_corroboration")]),
 ]
 
 
@@ -253,6 +326,12 @@ def test_expired_and_future_passages_do_not_support() -> None:
     assert run(claim, still, as_of=AS_OF).status.value == "supported"
     # Without as_of there is nothing to compare with: the passage supports.
     assert run(claim, expired).status.value == "supported"
+    # A claim about the past: the closed window still speaks for its time (docs/policy.md, "Past claims").
+    assert run("The launch was on Tuesday.", expired, as_of=AS_OF).status.value == "supported"
+    dated = [p("The launch is Tuesday.", 0.97, 0.01, valid_from=datetime(2025, 1, 1, tzinfo=timezone.utc),
+               valid_to=datetime(2025, 12, 31, tzinfo=timezone.utc))]  # fmt: skip
+    assert run("The launch was on Tuesday in 2025.", dated, as_of=AS_OF).status.value == "supported"
+    assert rulings(run("The launch was on Tuesday in 2024.", dated, as_of=AS_OF)) == [("vetoed_support", "expired")]
     # A naive valid_to is read as UTC.
     naive = [p("The launch is Tuesday.", 0.97, 0.01, valid_to=datetime(2026, 1, 1))]
     assert rulings(run(claim, naive, as_of=AS_OF)) == [("vetoed_support", "expired")]
@@ -339,11 +418,24 @@ class BadTruncation(ScriptedScorer):
         return [True]
 
 
-def test_truncated_pairs_do_not_support_and_only_supports_are_asked() -> None:
+def test_truncated_pairs_do_not_support_when_the_cut_may_matter_and_only_supports_are_asked() -> None:
     scores = {"The launch is Tuesday.": (0.97, 0.01), "Unrelated.": (0.02, 0.01)}
     evidence = evidence_of([p("The launch is Tuesday.", 0, 0), p("Unrelated.", 0, 0, "m2")])
+    # Nothing about the claim anywhere in the premise but the support itself: the cut cannot matter.
     cut = ClaimVerifier(STRICT, scorer=AllTruncated(scores)).verify_sync("The launch is Tuesday.", evidence)
+    assert cut.status.value == "supported" and cut.strict_rulings == ()
+    # A sentence about the claim that corrects it: the model may not have seen it.
+    corrected = "The launch is Tuesday. Later the launch moved to Wednesday."
+    cut = ClaimVerifier(STRICT, scorer=AllTruncated({corrected: (0.95, 0.01)})).verify_sync(
+        "The launch is Tuesday.", evidence_of([p(corrected, 0, 0)])
+    )
     assert cut.status.value == "insufficient" and rulings(cut) == [("vetoed_support", "truncated_pair")]
+    # A long claim may be cut itself.
+    claim = " ".join(["The launch is Tuesday."] * 16)
+    cut = ClaimVerifier(STRICT, scorer=AllTruncated({"The launch is Tuesday.": (0.97, 0.01)})).verify_sync(
+        claim, evidence_of([p("The launch is Tuesday.", 0, 0)])
+    )
+    assert rulings(cut) == [("vetoed_support", "truncated_pair")]
     plain = ClaimVerifier(STRICT, scorer=ScriptedScorer(scores)).verify_sync("The launch is Tuesday.", evidence)
     assert plain.status.value == "supported" and plain.strict_rulings == ()
     counting = WordCountScorer(scores)
@@ -413,10 +505,12 @@ def test_reference_results_keep_their_form() -> None:
 # ---------------------------------------------------------------- never adds a support
 
 POOL_TEXTS = sorted(
-    {p_["text"] for row in TRIALS for p_ in row["passages"] if len(p_["text"]) < 300}
+    {p_["text"] for row in TRIALS + STRICT_TRIALS for p_ in row["passages"] if len(p_["text"]) < 300}
     | {passage["text"] for case in CASES for passage in case[2]}
 )
-POOL_CLAIMS = sorted({row["claim"] for row in TRIALS if len(row["claim"]) < 300} | {case[1] for case in CASES})
+POOL_CLAIMS = sorted(
+    {row["claim"] for row in TRIALS + STRICT_TRIALS if len(row["claim"]) < 300} | {case[1] for case in CASES}
+)
 SCORE_SHAPES = ((0.97, 0.01), (0.85, 0.05), (0.5, 0.45), (0.05, 0.9), (0.01, 0.97), (0.1, 0.1), (0.81, 0.02))
 
 

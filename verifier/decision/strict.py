@@ -17,6 +17,7 @@ reference ``supported`` (docs/policy.md, "Why no support is ever added").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Optional, Sequence
@@ -27,7 +28,6 @@ from .guards import (
     PassageView,
     Provenance,
     exact_negation,
-    has_negated_clause,
     has_negation_or_correction_cue,
     is_compatible,
     modality_preserved,
@@ -35,6 +35,17 @@ from .guards import (
 )
 from .guards import concrete_values as reference_values
 from .guards import values_conflict as reference_values_conflict
+from .strict_scope import (
+    DROPPED,
+    SPEECH_ACT,
+    conflict_carrier,
+    negated_claim_unsupported,
+    negation_problem,
+    negation_unrelated,
+    sentences,
+    speech_act_problem,
+    truncation_matters,
+)
 from .strict_text import (
     claim_cue,
     claim_modes,
@@ -42,11 +53,16 @@ from .strict_text import (
     has_total_cue,
     is_framing_line,
     is_negated,
-    negated_clauses,
+    is_past_claim,
+    modes_compatible,
     normalise,
+    polarity_clauses,
+    stems,
     strict_modes,
     strict_tokens,
+    strict_values,
     values_conflict,
+    view,
 )
 from ..types import ClaimEvidence, ClaimVerificationError, LifecycleState
 
@@ -117,41 +133,80 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None and value.utcoffset() is not None else value.replace(tzinfo=timezone.utc)
 
 
-def _validity(passage: ClaimEvidence, as_of: Optional[datetime]) -> Optional[str]:
+def _validity(passage: ClaimEvidence, as_of: Optional[datetime], claim_years: Optional[frozenset[int]] = None) -> Optional[str]:
+    """``expired`` or ``not_yet_valid`` as of ``as_of``. ``claim_years`` is given for a claim about
+    the past: an expired passage still speaks for the time it was valid, so it is not expired for a
+    claim without a year, nor for one whose years all lie in the passage's window (docs/policy.md,
+    "Past claims")."""
     if as_of is None:
         return None
     moment = _aware(as_of)
     if passage.valid_to is not None and _aware(passage.valid_to) < moment:
+        if claim_years is not None and _window_covers(passage, claim_years):
+            return None
         return "expired"
     if passage.valid_from is not None and _aware(passage.valid_from) > moment:
         return "not_yet_valid"
     return None
 
 
+def _window_covers(passage: ClaimEvidence, years: frozenset[int]) -> bool:
+    if not years:
+        return True
+    start = passage.valid_from or passage.event_time
+    if start is None or passage.valid_to is None:
+        return False
+    return all(start.year <= year <= passage.valid_to.year for year in years)
+
+
+def _claim_years(claim: str) -> Optional[frozenset[int]]:
+    """The years a claim about the past names (``frozenset()`` for none); ``None`` for a claim
+    that is not about the past."""
+    if not is_past_claim(claim):
+        return None
+    numbers = strict_values(claim).get("number", frozenset())
+    return frozenset(int(n) for n in numbers if n.isdigit() and 1900 <= int(n) <= 2100)
+
+
 def _provenance(passage: ClaimEvidence) -> Provenance:
     return Provenance(passage.epistemic_type, passage.lifecycle_state)
 
 
+_ELLIPTIC = re.compile(r"\s*(?:not|never)\b", re.IGNORECASE)
+
+
 def strict_exact_negation(claim: str, passages: Sequence[ClaimEvidence]) -> bool:
     """The strict exact negation (docs/policy.md): the reference rule of docs/decision.md §4.5 over
-    normalised text, strict negation scope and strict content tokens (numbers and every Unicode
-    word count, so "Port 8443 is not open." does not negate "Port 8080 is open.")."""
+    the strict reading of the passages (:func:`view`), strict negation scope and stems (numbers and
+    every Unicode word count, so "Port 8443 is not open." does not negate "Port 8080 is open.";
+    "does not work on" negates "runs on"). A claim's subject may stand in the conjunct before the
+    negated one ("Alice joined in 2020 and does not use Jira")."""
     if is_negated(claim):
         return False
     modes = claim_modes(claim)
     claim_tokens = strict_tokens(claim)
-    if len(claim_tokens) < 2:
+    claim_stems = stems(claim)
+    if len(claim_stems) < 2:
         return False
     for passage in passages:
         if not is_compatible(_provenance(passage), modes):
             return False
-        if not strict_modes(passage.text, claim_tokens) <= modes:
+        if not modes_compatible(strict_modes(view(passage.text), claim_tokens), modes):
             return False
+    subject = next((found for word in normalise(claim).split() if (found := stems(word))), frozenset())
     for passage in passages:
-        for clause in negated_clauses(passage.text):
-            clause_tokens = strict_tokens(clause)
-            if clause_tokens == claim_tokens if len(claim_tokens) == 2 else claim_tokens <= clause_tokens:
+        for clause in polarity_clauses(view(passage.text)):
+            if not clause.negated:
+                continue
+            found = stems(clause.text)
+            if found == claim_stems if len(claim_stems) == 2 else claim_stems <= found:
                 return True
+            missing = claim_stems - found
+            lead = stems(clause.lead)
+            if len(claim_stems) >= 3 and missing == subject and missing <= lead:
+                return True
+            if _ELLIPTIC.match(clause.text) and found & claim_stems and missing <= lead:
+                return True  # "Tests pass on Linux but not on Windows" negates "Tests pass on Windows"
     return False
 
 
@@ -166,50 +221,41 @@ class _Rules:
         self.tokens = strict_tokens(claim)
         self.negated = is_negated(claim)
         self.total = has_total_cue(claim)
+        self.years = _claim_years(claim)
+        #: What the claim asserts: its values are compared; a negated claim's denied values
+        #: ("not released in 1999") are not (docs/policy.md, "Negated claims").
+        self.asserted = " ".join(clause.text for clause in polarity_clauses(claim) if not clause.negated)
 
     def passages(self, group: tuple[int, ...]) -> list[ClaimEvidence]:
         return [self.evidence[index] for index in group]
 
+    def texts(self, group: tuple[int, ...]) -> list[str]:
+        return [passage.text for passage in self.passages(group)]
+
     def joined(self, group: tuple[int, ...]) -> str:
-        return "\n".join(passage.text for passage in self.passages(group))
+        return "\n".join(self.texts(group))
 
     def validity(self, group: tuple[int, ...], *, lifecycle: bool) -> Optional[str]:
         for passage in self.passages(group):
-            problem = _validity(passage, self.as_of)
+            problem = _validity(passage, self.as_of, self.years)
             if problem:
                 return problem
             if lifecycle and passage.lifecycle_state == LifecycleState.CONTESTED:
                 return "contested_lifecycle"
         return None
 
-    def modality(self, texts: Sequence[tuple[str, ClaimEvidence]]) -> bool:
-        """Strict modality preserved for these texts (passages or kept segments)."""
+    def modality(self, group: tuple[int, ...]) -> bool:
+        """Strict modality preserved by the group's passages (refutations: every clause sharing a
+        content token with the claim counts)."""
         return all(
-            is_compatible(_provenance(passage), self.modes) and strict_modes(text, self.tokens) <= self.modes
-            for text, passage in texts
+            is_compatible(_provenance(passage), self.modes)
+            and modes_compatible(strict_modes(view(passage.text), self.tokens), self.modes)
+            for passage in self.passages(group)
         )
-
-    def negation(self, texts: Sequence[str]) -> bool:
-        """Whether the strict negation rule vetoes a support over these texts."""
-        overlapping = any(strict_tokens(clause) & self.tokens for text in texts for clause in negated_clauses(text))
-        if not self.negated:
-            return overlapping
-        return not has_negated_clause(self.claim) and not overlapping
 
     def value_conflict(self, group: tuple[int, ...]) -> bool:
         joined = self.joined(group)
-        return values_conflict(self.claim, joined, ignore_numbers=self.total and not has_total_cue(joined))
-
-    def kept_texts(self, support: Support) -> list[tuple[str, ClaimEvidence]]:
-        if not support.localized:
-            return [(passage.text, passage) for passage in self.passages(support.group)]
-        texts = []
-        for passage, numbers in zip(self.passages(support.group), support.segments):
-            segments = split_segments(passage.text)
-            kept = [segments[number - 1] for number in numbers]
-            if kept:
-                texts.append(("\n".join(kept), passage))
-        return texts
+        return values_conflict(self.asserted, joined, ignore_numbers=self.total and not has_total_cue(joined))
 
     def framing_dropped(self, support: Support) -> bool:
         for passage, numbers in zip(self.passages(support.group), support.segments):
@@ -224,26 +270,35 @@ class _Rules:
         problem = self.validity(support.group, lifecycle=True)
         if problem:
             return problem
-        kept = self.kept_texts(support)
-        if not self.modality(kept):
+        passages = self.passages(support.group)
+        kept = support.segments if support.localized else None
+        if not all(
+            is_compatible(_provenance(passage), self.modes) for index, passage in enumerate(passages) if not kept or kept[index]
+        ):
             return "strict_speech_act"
-        if self.negation([text for text, _ in kept]):
+        found = sentences(self.texts(support.group), kept)
+        speech = speech_act_problem(self.claim, self.modes, found)
+        if speech == SPEECH_ACT:
+            return speech
+        if negated_claim_unsupported(self.claim, found) if self.negated else negation_problem(self.claim, found):
             return "strict_negation"
-        if support.localized and self.framing_dropped(support):
+        if speech == DROPPED or (support.localized and self.framing_dropped(support)):
             return "framing_dropped"
         if self.value_conflict(support.group):
             return "value_mismatch"
-        if any(self.real_contradiction(item) for item in dropped):
+        if any(self.real_contradiction(item, support) for item in dropped):
             return "dropped_contradiction"
         return None
 
-    def real_contradiction(self, item: Dropped) -> bool:
-        """A dropped model contradiction from valid passages that keep the claim's speech act
-        (reference modes over normalised text): a real conflict the reference ignored."""
-        if self.validity(item.group, lifecycle=False):
+    def real_contradiction(self, item: Dropped, support: Support) -> bool:
+        """A dropped model contradiction from valid passages outside the support that keep the
+        claim's reference speech act (over normalised text) and have a sentence about the claim
+        (:func:`conflict_carrier`): a real conflict the reference ignored."""
+        others = tuple(index for index in item.group if index not in support.group)
+        if not others or self.validity(item.group, lifecycle=False):
             return False
         views = [PassageView(normalise(p.text), _provenance(p)) for p in self.passages(item.group)]
-        return modality_preserved(normalise(self.claim), views)
+        return modality_preserved(normalise(self.claim), views) and conflict_carrier(self.claim, self.texts(others))
 
     # ---------------------------------------------------------------- refutations
 
@@ -252,12 +307,14 @@ class _Rules:
         if problem:
             return problem
         passages = self.passages(refutation.group)
-        if not self.modality([(passage.text, passage) for passage in passages]):
+        if not self.modality(refutation.group):
             return "strict_speech_act"
         strict_negation = strict_exact_negation(self.claim, passages)
         if refutation.explicit:
             return None if strict_negation else "negation_scope"
         views = [PassageView(p.text, _provenance(p)) for p in passages]
+        if self.negated and negation_unrelated(self.claim, self.texts(refutation.group)):
+            return "negation_scope"
         if has_negation_or_correction_cue(self.claim):
             return None
         if exact_negation(self.claim, views) and not reference_values_conflict(self.claim, self.joined(refutation.group)):
@@ -277,12 +334,11 @@ class _Rules:
 
     def corroborated(self, item: Dropped) -> bool:
         """A dropped model contradiction that a strict rule corroborates (so it may refute)."""
-        if self.validity(item.group, lifecycle=False):
+        if self.validity(item.group, lifecycle=False) or not self.modality(item.group):
             return False
-        passages = self.passages(item.group)
-        if not self.modality([(passage.text, passage) for passage in passages]):
-            return False
-        return claim_cue(self.claim) or self.value_conflict(item.group) or strict_exact_negation(self.claim, passages)
+        if self.value_conflict(item.group) or strict_exact_negation(self.claim, self.passages(item.group)):
+            return True
+        return claim_cue(self.claim) and not (self.negated and negation_unrelated(self.claim, self.texts(item.group)))
 
 
 def _truncated(query: Optional[TruncationQuery], pairs: list[tuple[str, str]]) -> list[bool]:
@@ -341,7 +397,7 @@ def decide(
         flags = _truncated(truncated, [(support.premise, claim) for support in kept])
         survivors = []
         for support, flag in zip(kept, flags):
-            if flag:
+            if flag and truncation_matters(claim, rules.modes, support.premise):
                 outcome.rulings.append(Ruling("vetoed_support", "truncated_pair", support.group, support.localized))
             else:
                 survivors.append(support)

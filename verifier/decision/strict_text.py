@@ -1,4 +1,5 @@
-"""Text analysis of the strict policy (docs/policy.md): normalisation, scoped hedges, negation scope, values.
+"""Text analysis of the strict policy (docs/policy.md): normalisation, content tokens and stems,
+speech-act modes, negation scope, self-reports.
 
 Pure functions of text, like :mod:`verifier.decision.guards`, and never used by the
 reference policies. Every pattern is compiled once and has no nested
@@ -6,24 +7,36 @@ quantifiers, so each function runs in time linear in its input.
 
 Texts are matched after :func:`normalise`: Unicode NFKC (full-width letters
 become ASCII), curly apostrophes and quotes become straight ones, and the
-minus sign U+2212 becomes ``-``.
+minus sign U+2212 becomes ``-``. Values live in :mod:`verifier.decision.strict_values`.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from decimal import Decimal, InvalidOperation
+from typing import NamedTuple
 
-from .guards import UNCERTAINTY, singular, speech_act_modes
+from .guards import ATTEMPT, UNCERTAINTY, singular
+from .guards import speech_act_modes as reference_modes
+from .strict_values import MONTH_MAY_CONTEXT, canonical_number, has_total_cue, strict_values, values_conflict
 
 __all__ = [
     "normalise",
+    "view",
     "strict_tokens",
+    "stems",
     "strict_modes",
+    "unit_modes",
+    "opens_question",
     "claim_modes",
+    "modes_compatible",
+    "is_past_claim",
+    "Clause",
+    "polarity_clauses",
     "negated_clauses",
+    "negation_cores",
     "is_negated",
+    "SCOPE_BOUNDARY",
     "claim_cue",
     "strict_values",
     "values_conflict",
@@ -31,12 +44,18 @@ __all__ = [
     "has_correction_cue",
     "is_framing_line",
     "ATTRIBUTION",
+    "ATTITUDE",
     "PAST",
+    "QUESTION",
+    "SPEAKER",
 ]
 
 ATTRIBUTION = "attribution"
+ATTITUDE = "attitude"
 PAST = "past"
 QUESTION = "question"
+#: The holder of a first-person attitude ("I think"), and of the user's ("the user thinks").
+SPEAKER = "speaker"
 
 _I = re.IGNORECASE
 _TRANSLATE = str.maketrans(
@@ -49,7 +68,33 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
 
 
-# ---------------------------------------------------------------- words and content tokens
+# ---------------------------------------------------------------- self-reports
+
+_SPEECH_VERB = r"(?:said|says|wrote|writes|posted|replied|replies|added|adds|explained|confirmed|admitted|noted|told\s+\w+)"
+_SPEAKER_NAME = r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
+_FIRST = r"(?:I|I'm|I've|I'd|I'll|We|We're|We've|My|Our)\b"
+_SELF_REPORT = re.compile(
+    _SPEAKER_NAME + r"\s+" + _SPEECH_VERB + r"\s*[,:]?\s*\"(" + _FIRST + r"[^\"\n]*)\""
+    r"|\"(" + _FIRST + r"[^\"\n]*?)[,.]?\"\s*,?\s*" + _SPEAKER_NAME + r"\s+" + _SPEECH_VERB + r"\b"
+)
+_FIRST_PERSON = re.compile(r"\b(?:I'm|I've|I'd|I'll|We're|We've|I|we|me|us|my|our|mine|ours|myself)\b", _I)
+_FIRST_PERSON_FORMS = {"i'm": " is", "we're": " is", "i've": " has", "we've": " has", "i'd": " would", "i'll": " will",
+                       "my": "'s", "our": "'s", "mine": "'s", "ours": "'s"}
+
+
+def _self_report(match: "re.Match[str]") -> str:
+    speaker, quote = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+    return _FIRST_PERSON.sub(lambda m: speaker + _FIRST_PERSON_FORMS.get(m.group(0).lower(), ""), quote)
+
+
+def view(text: str) -> str:
+    """The text the strict rules read: :func:`normalise`, then a named speaker's first-person quote
+    read as the speaker's own statement (docs/policy.md, "Self-reports"): ``Alice said, "I don't use
+    Jira"`` reads ``Alice don't use Jira`` — not an attribution, and its negation counts."""
+    return _SELF_REPORT.sub(_self_report, normalise(text))
+
+
+# ---------------------------------------------------------------- words, content tokens and stems
 
 _TOKEN = re.compile(r"[^\W_][\w'-]*(?:[.,]\d+)*")
 _CONTRACTIONS = {
@@ -64,17 +109,26 @@ _GENERIC = frozenset(
     of on pipeline project service system that team the this to user was were we will with you
     has have had been can anymore any""".split()
 )
-
-
-def _number(text: str) -> str:
-    """A number as a canonical string: commas dropped, ``3.0`` → ``3``, ``-0`` → ``0``."""
-    try:
-        value = Decimal(text.replace(",", ""))
-    except InvalidOperation:  # pragma: no cover - the patterns only pass digits
-        return text
-    if value == value.to_integral_value():
-        return str(int(value))
-    return format(value.normalize(), "f")
+#: Words that carry no content for scoping (docs/policy.md, "Stems"): pronouns and fillers.
+_STOP = frozenset(
+    """he she they them his her hers their theirs its i'm i've i'd i'll me my mine us our ours your yours
+    these those there here who whom whose which what when where why how also too still yet ever just
+    only even very really all some such other else anything something everything either both each
+    more most much many than then so as if whether but or about after before over into onto up down
+    out off again same would could should may might must shall it's that's""".split()
+)
+_IRREGULAR = {
+    "led": "lead", "ran": "run", "wrote": "write", "written": "write", "took": "take", "taken": "take",
+    "made": "make", "built": "build", "sold": "sell", "bought": "buy", "paid": "pay", "sent": "send",
+    "spent": "spend", "won": "win", "lost": "lose", "held": "hold", "met": "meet", "found": "find",
+    "gave": "give", "given": "give", "went": "go", "gone": "go", "began": "begin", "begun": "begin",
+    "chose": "choose", "chosen": "choose", "knew": "know", "known": "know", "shown": "show", "told": "tell",
+    "thought": "think", "brought": "bring", "kept": "keep", "felt": "feel", "got": "get", "gotten": "get",
+    "became": "become", "came": "come", "drove": "drive", "spoke": "speak", "spoken": "speak",
+    "used": "use", "using": "use", "stood": "stand", "taught": "teach", "caught": "catch", "fought": "fight", "grew": "grow", "grown": "grow",
+}
+#: Near-synonym verbs read as one relation: "works on" and "runs on" (docs/policy.md, "Stems").
+_SYNONYMS = {"work": "run", "operat": "run", "function": "run"}
 
 
 def strict_tokens(text: str) -> frozenset[str]:
@@ -87,7 +141,7 @@ def strict_tokens(text: str) -> frozenset[str]:
         if folded.endswith("'s"):
             folded = folded[:-2]
         if folded[0].isdigit():
-            tokens.add(_number(folded) if re.fullmatch(r"\d[\d,]*(?:\.\d+)?", folded) else folded)
+            tokens.add(canonical_number(folded) if re.fullmatch(r"\d[\d,]*(?:\.\d+)?", folded) else folded)
             continue
         if folded.endswith("n't"):
             folded = {"can't": "can", "won't": "will"}.get(folded, folded[:-3])
@@ -98,11 +152,40 @@ def strict_tokens(text: str) -> frozenset[str]:
     return frozenset(tokens)
 
 
+def _stem(word: str) -> str:
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if not word.isalpha():
+        return word
+    for suffix, shortest in (("ing", 6), ("ed", 5)):
+        if word.endswith(suffix) and len(word) >= shortest:
+            word = word[: -len(suffix)]
+            if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]  # shipped → ship, running → run
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return _SYNONYMS.get(word, word)
+
+
+def stems(text: str) -> frozenset[str]:
+    """Strict content tokens, crudely stemmed (``shipped`` = ``ships`` = ``ship``, ``led`` = ``lead``),
+    near-synonym verbs merged (``works`` = ``runs``) and pronouns and fillers left out: the words
+    the scoping rules compare (docs/policy.md, "Stems")."""
+    return frozenset(_stem(token) for token in strict_tokens(text) if token not in _STOP)
+
+
 # ---------------------------------------------------------------- clauses and negation scope
 
-_CLAUSE = re.compile(r"[;:!?]|[.,](?!\d)|\b(?:but|however|whereas|although|though)\b", _I)
-_SCOPE = re.compile(r"[;:!?]|[.,](?!\d)|\b(?:so|because|but|and|while|although|though|whereas|however)\b", _I)
-_QUOTED = re.compile(r'"[^"\n]*"')
+_AUXILIARY = (
+    r"(?:(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could|should)(?:n't|\s+not)?|never|not|"
+    r"no\s+longer|cannot|dont|doesnt|didnt|isnt|wasnt)\b"
+)
+_CLAUSE = re.compile(
+    r"[;:!?]|[.,](?!\d)|\b(?:but|however|whereas|although|though)\b|\b(?:and|or)\b(?=\s+" + _AUXILIARY + ")", _I
+)
+SCOPE_BOUNDARY = re.compile(r"[;:!?]|[.,](?!\d)|\b(?:so|because|but|and|while|although|though|whereas|however)\b", _I)
+_QUOTED = re.compile(r'"[^"\n]*"' r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){1,200}'(?!\w)")
 _RELATIVE_NEGATION = re.compile(
     r"\b(?:that|which|who)\s+(?:(?:is|was|were|are|has|had|have|been|did|does|do)\s+)*"
     r"(?:not|never|\w+n't)\s+\w+",
@@ -114,23 +197,89 @@ _NEGATION_CUE = re.compile(
     r"(?<!\bwith\s)no(?!\s+longer)(?=\s+\w))\b",
     _I,
 )
+#: Negative predicates: after a negation they make a double negation ("never fails to" = always).
+_NEGATIVE_PREDICATE = re.compile(
+    r"\b(?:fail(?:s|ed|ing)?\s+to|forg(?:et|ets|ot|otten|etting)\s+to|neglect(?:s|ed|ing)?\s+to|"
+    r"ceas(?:e|es|ed|ing)\s+to|hesitat(?:e|es|ed|ing)\s+to|un(?:common|usual|like|reasonable|important|"
+    r"true|known|familiar|aware|able|available|related|successful|typical|expected))\b",
+    _I,
+)
+
+
+_ELLIPSIS = re.compile(r"\s*(?:not|never)\b(?!\s+(?:only|just)\b)", _I)
+
+
+class Clause(NamedTuple):
+    """One clause of a passage: its text, whether it is negated, and the clause it leans on: the
+    conjunct before it when it was cut at "and/or" before an auxiliary ("Alice uses Jira | and does
+    not use Asana"), or the clause whose predicate it elides ("Tests pass on Linux | but not on Windows")."""
+
+    text: str
+    negated: bool
+    lead: str
+
+
+def _negated(clause: str) -> bool:
+    count = len(_NEGATION_CUE.findall(clause))
+    if count % 2 == 1 and _NEGATIVE_PREDICATE.search(clause):
+        count += 1
+    return count % 2 == 1
+
+
+def polarity_clauses(text: str) -> list[Clause]:
+    """Every clause with its polarity (docs/policy.md, "Negation scope").
+
+    Quoted spans (double quotes, or single quotes around words) are mentions, not assertions,
+    and are left out; a negation in a relative clause (``that was not tested``) is cut out with it;
+    clauses end at ``. ; : ! ? ,``, at but/however/whereas/although/though, and at "and"/"or"
+    before an auxiliary or a negation; "not only" and "with no" are not negations; two negations
+    in one clause cancel, and so do a negation and a negative predicate ("never fails to").
+    """
+    text = _RELATIVE_NEGATION.sub(" ", _QUOTED.sub(" ", normalise(text)))
+    clauses: list[Clause] = []
+    start, lead = 0, ""
+    previous = ""
+    for match in [*_CLAUSE.finditer(text), None]:
+        piece = text[start : match.start() if match else len(text)]
+        if not piece.strip():
+            start = match.end() if match else start
+            continue
+        negated = _negated(piece)
+        if negated and not lead and _ELLIPSIS.match(piece) and previous and not _negated(previous):
+            lead = previous  # "X, not Y" / "X but not Y": the predicate of Y is X's
+        clauses.append(Clause(piece, negated, lead))
+        previous = piece
+        lead = piece if match and match.group(0).lower() in ("and", "or") else ""
+        start = match.end() if match else start
+    return clauses
 
 
 def negated_clauses(text: str) -> list[str]:
-    """Clauses with an odd number of negation cues (docs/policy.md, "Negation scope").
+    """The negated clauses of :func:`polarity_clauses`."""
+    return [clause.text for clause in polarity_clauses(text) if clause.negated]
 
-    Quoted spans are mentions, not assertions, and are left out; a negation in
-    a relative clause (``that was not tested``) is cut out with it; clauses end
-    at ``. ; : ! ? ,`` and at but/however/whereas/although/though; "not only"
-    and "with no" are not negations; two negations in one clause cancel.
-    """
-    text = _RELATIVE_NEGATION.sub(" ", _QUOTED.sub(" ", normalise(text)))
-    return [clause for clause in _CLAUSE.split(text) if len(_NEGATION_CUE.findall(clause)) % 2 == 1]
+
+def negation_cores(text: str) -> list[frozenset[str]]:
+    """For each negated clause, its stems without the word the negation applies to first (the
+    verb of "does not use Jira", the noun of "no issues were found"): what a passage must name for
+    the negation to be about it (docs/policy.md, "Negated claims")."""
+    cores = []
+    for clause in polarity_clauses(text):
+        if not clause.negated:
+            continue
+        cues = list(_NEGATION_CUE.finditer(clause.text))
+        head: frozenset[str] = frozenset()
+        for word in clause.text[cues[-1].end() :].split() if cues else []:
+            head = stems(word)
+            if head:
+                break
+        cores.append(stems(clause.text) - head)
+    return cores
 
 
 def is_negated(text: str) -> bool:
     """Whether ``text`` has a negated clause in the strict sense."""
-    return bool(negated_clauses(text))
+    return any(clause.negated for clause in polarity_clauses(text))
 
 
 _CLAIM_CUE = re.compile(
@@ -147,28 +296,54 @@ def claim_cue(claim: str) -> bool:
 
 # ---------------------------------------------------------------- speech acts
 
-_MONTH_MAY_CONTEXT = re.compile(
-    r"\b(?:in|of|since|until|till|by|from|early|late|mid|during|on|before|after|through)\s+may\b"
-    r"|\bmay\s*\d|\d\s*may\b",
-    _I,
+_ATTEMPT = re.compile(r"\b(?:try|tries|tried|trying|attempt\w*|work(?:s|ed|ing)?\s+(?:on|to))\b", _I)
+_CAPABILITY = re.compile(
+    r"(?<!')\b(?:[Ii]t|[Tt]his|[Tt]hat|(?!(?:does|do|did|not|never|still|also|only|now)\b)[a-z][\w-]*)\s+"
+    r"(?:(?:still|also|only|now|does|do|did|doesn't|don't|didn't|dont|doesnt|didnt|not|never)\s+){0,3}"
+    r"(?:works|work|worked)\s+on$"
 )
+_PEOPLE = frozenset("i we you he she they team teams people staff everyone someone engineer engineers developer developers".split())
+
+
+def speech_act_modes(text: str) -> frozenset[str]:
+    """The reference modes of ``text``, except that a thing that "works on" something (``the app
+    works on Postgres``: it runs there) is no attempt; a person who works on something still is."""
+    modes = reference_modes(text)
+    if ATTEMPT not in modes:
+        return modes
+    for match in _ATTEMPT.finditer(text):
+        found = _CAPABILITY.search(text[max(0, match.start() - 40) : match.end()])
+        if not found or found.group(0).split()[0].lower() in _PEOPLE:
+            return modes
+    return modes - {ATTEMPT}
+
+
 _HEDGE = re.compile(
     r"\b(?:probably|likely|unlikely|could|expected\s+to|seems?|seemed|appears?\s+to|apparently|"
-    r"presumably|supposedly|i\s+think|i\s+believe|i\s+guess|i\s+suppose|not\s+sure|unsure|"
-    r"sounds\s+like)\b",
+    r"presumably|supposedly|not\s+sure|unsure|sounds\s+like)\b",
     _I,
 )
-#: The modal "may": followed by a lower-case word (so "May Chen" is a name), and not in a month context.
-_MODAL_MAY = re.compile(r"\b[Mm]ay\s+(?:not\s+)?[a-z]")
+#: The modal "may": lower case and followed by a lower-case word ("May Chen" is a name, "May saw
+#: the launch" the month), and not in a month context.
+_MODAL_MAY = re.compile(r"\bmay\s+(?:not\s+)?[a-z]")
+#: Public records are no one's say-so: "according to the 2010 census" is not an attribution.
+_RECORDS = r"\s+(?:the\s+)?(?:\d{4}\s+)?(?:official\s+)?(?:census|records|statistics|figures|registry|register)\b"
 _ATTRIBUTION = re.compile(
-    r"\b(?:claim(?:s|ed)?\s+that|claimed|said|says|stated|states\s+that|told|according\s+to|"
-    r"reported\s+that|believes?|thinks|argued|insisted|alleged|rumou?red|heard\s+that)\b",
+    r"\b(?:claim(?:s|ed)?\s+that|claimed|said|says|stated|states\s+that|told|according\s+to(?!" + _RECORDS + ")|"
+    r"reported\s+that|argued|insisted|alleged|rumou?red|heard\s+that)\b",
+    _I,
+)
+#: An attitude and its holder: "I think", "the user believes", "Priya thinks".
+_ATTITUDE = re.compile(
+    r"\b(?:(i|we)|(?:the\s+)?(user|customer|client)|([^\W\d_][\w'-]*))\s+(?:really\s+|still\s+|also\s+)?"
+    r"(?:think|thinks|thought|believe|believes|believed|guess|guesses|suppose|supposes|feel|feels|"
+    r"reckon|reckons|suspect|suspects|assume|assumes)\b",
     _I,
 )
 _PAST = re.compile(r"\b(?:used\s+to|formerly|former)\b", _I)
 _QUESTION_START = re.compile(
     r"^\W*(?:do|does|did|is|are|was|were|can|could|would|should|has|have|had|shall)\s+(?!not\b)\w"
-    r"|\b(?:can|could)\s+you\b|\bplease\s+confirm\b",
+    r"|^\W*may\s+(?:i|we|you|he|she|it|they)\b|\b(?:can|could)\s+you\b|\bplease\s+confirm\b",
     _I,
 )
 
@@ -177,38 +352,84 @@ def _hedged(clause: str) -> bool:
     if _HEDGE.search(clause):
         return True
     return any(
-        not _MONTH_MAY_CONTEXT.search(clause[max(0, match.start() - 12) : match.end()])
+        not MONTH_MAY_CONTEXT.search(clause[max(0, match.start() - 12) : match.end()])
         for match in _MODAL_MAY.finditer(clause)
     )
 
 
+def _attitudes(piece: str) -> set[str]:
+    holders = set()
+    for match in _ATTITUDE.finditer(piece):
+        first, user, other = match.groups()
+        holders.add(f"{ATTITUDE}:{SPEAKER if (first or user) else other.casefold()}")
+    return holders
+
+
 def _extra_modes(text: str, claim_tokens: frozenset[str] | None) -> set[str]:
-    """The strict policy's extra modes of ``text``: hedges (as uncertainty), attribution, past
-    state, questions without "?". With ``claim_tokens``, only clauses (and, for questions, lines
-    and sentences) sharing a content token with the claim count: an unrelated "could" does not
-    block."""
+    """The strict policy's extra modes of ``text``: hedges (as uncertainty), attribution, attitudes
+    with their holder, past state, questions without "?". With ``claim_tokens``, only clauses (and,
+    for questions, lines and sentences) sharing a content token with the claim count: an unrelated
+    "could" does not block."""
     modes: set[str] = set()
     for line in text.splitlines():
         for sentence in re.split(r"(?<=[.!?])\s+", line):
             if _QUESTION_START.search(sentence) and (claim_tokens is None or strict_tokens(sentence) & claim_tokens):
                 modes.add(QUESTION)
-        for piece in [line] if claim_tokens is None else _SCOPE.split(line):
+        for piece in [line] if claim_tokens is None else SCOPE_BOUNDARY.split(line):
             if claim_tokens is not None and not strict_tokens(piece) & claim_tokens:
                 continue
             if _hedged(piece):
                 modes.add(UNCERTAINTY)
             if _ATTRIBUTION.search(piece):
                 modes.add(ATTRIBUTION)
+            modes |= _attitudes(piece)
             if _PAST.search(piece):
                 modes.add(PAST)
     return modes
 
 
+_PAST_CUE = re.compile(r"\b(?:used\s+to|formerly|former|previously|back\s+then|at\s+the\s+time)\b", _I)
+_PRESENT = re.compile(
+    r"\b(?:is|are|am|isn't|aren't|now|currently|still|today|anymore|any\s+more|no\s+longer|has|have|"
+    r"hasn't|haven't|does|do|doesn't|don't)\b",
+    _I,
+)
+_PAST_VERB = re.compile(r"\b(?:was|were|had|did|wasn't|weren't|hadn't|didn't|" + "|".join(_IRREGULAR) + r")\b", _I)
+_REGULAR_PAST = re.compile(r"^\W*(?:(?:the|a|an|our|my|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?[a-z]{2,}ed\b", _I)
+
+
+def is_past_claim(claim: str) -> bool:
+    """Whether a claim is about the past (docs/policy.md, "Past claims"): a past cue (used to,
+    formerly, former, previously, back then, at the time), or a past-tense verb (was, were, had,
+    did, an irregular past, or an "-ed" verb right after the subject) and no present-tense marker
+    (is, are, has, does, now, currently, still, today, anymore, no longer)."""
+    text = normalise(claim)
+    if _PAST_CUE.search(text):
+        return True
+    return bool((_PAST_VERB.search(text) or _REGULAR_PAST.search(text)) and not _PRESENT.search(text))
+
+
 def claim_modes(claim: str) -> frozenset[str]:
     """A claim's modes under the strict policy: the reference modes of the normalised claim plus
-    every extra mode anywhere in it."""
+    every extra mode anywhere in it, and ``past`` for a claim about the past (which a passage
+    saying "used to" or "former" can then support)."""
     text = normalise(claim)
-    return speech_act_modes(text) | frozenset(_extra_modes(text, None))
+    modes = speech_act_modes(text) | frozenset(_extra_modes(text, None))
+    if _attitudes(text) & {f"{ATTITUDE}:{SPEAKER}"}:
+        modes |= {UNCERTAINTY}
+    return modes | ({PAST} if is_past_claim(claim) else frozenset())
+
+
+def unit_modes(text: str) -> frozenset[str]:
+    """The modes of one clause, unscoped: the reference modes of the normalised text plus every
+    extra mode in it (the speech-act scoping of docs/policy.md reads clauses one by one)."""
+    normal = normalise(text)
+    return speech_act_modes(normal) | frozenset(_extra_modes(normal, None))
+
+
+def opens_question(sentence: str) -> bool:
+    """Whether a sentence is put as a question without "?" ("did the backup run", "can you confirm")."""
+    return bool(_QUESTION_START.search(normalise(sentence)))
 
 
 def strict_modes(text: str, claim_tokens: frozenset[str]) -> frozenset[str]:
@@ -218,107 +439,11 @@ def strict_modes(text: str, claim_tokens: frozenset[str]) -> frozenset[str]:
     return speech_act_modes(normal) | frozenset(_extra_modes(normal, claim_tokens))
 
 
-# ---------------------------------------------------------------- values
-
-_MONTHS = ("january february march april may june july august september october november december").split()
-_MONTH_ABBREVIATIONS = {"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9,
-                        "Sept": 9, "Oct": 10, "Nov": 11, "Dec": 12}
-_MONTH_WORD = r"(?:[Jj]anuary|[Ff]ebruary|[Mm]arch|[Aa]pril|May|[Jj]une|[Jj]uly|[Aa]ugust|[Ss]eptember|" \
-              r"[Oo]ctober|[Nn]ovember|[Dd]ecember|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_DATE_MD = re.compile(rf"\b({_MONTH_WORD})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?")
-_DATE_DM = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_WORD})(?:,?\s+(\d{{4}})\b)?")
-_UNITS = frozenset(
-    "% b kb mb gb tb pb kib mib gib tib ms s sec secs second seconds min mins minute minutes h hr hrs hour "
-    "hours d day days wk week weeks mo month months yr year years km m cm mm kg g mg lb lbs ghz mhz hz "
-    "usd eur gbp k x rps qps".split()
-)
-_QUANTITY = re.compile(r"(?<![\w.])(-?)(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(st|nd|rd|th)?(?:\s?(%|[A-Za-z]+))?")
-_NUMBER_WORDS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-}
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", _I)
-_WEEKDAYS = ("monday tuesday wednesday thursday friday saturday sunday").split()
-_WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", _I)
-_WEEKDAY_ABBREVIATION = re.compile(r"\b(Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\b\.?")
-_MONTH_NAME = re.compile(
-    r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b", _I
-)
-
-
-def _month_number(word: str) -> int:
-    word = word.rstrip(".")
-    if word in _MONTH_ABBREVIATIONS:
-        return _MONTH_ABBREVIATIONS[word]
-    return _MONTHS.index(word.lower()) + 1
-
-
-def strict_values(text: str) -> dict[str, frozenset[str]]:
-    """Values by kind after normalisation (docs/policy.md, "Values"): ``date`` (month-day, ISO
-    and written forms alike; a date's year also counts as a ``number``), ``quantity`` (number
-    with a unit), ``number`` (canonical; number words two…thousand), ``weekday`` (names and
-    capitalised abbreviations), ``month`` (names; "may" only next to a day or after in/of/by…)."""
-    text = normalise(text)
-    found: dict[str, set[str]] = {}
-
-    def add(kind: str, value: str) -> None:
-        found.setdefault(kind, set()).add(value)
-
-    def date(match: "re.Match[str]", year: str | None, month: int, day: str) -> str:
-        if year:
-            add("number", _number(year))
-        add("date", f"{month:02d}-{int(day):02d}")
-        return " "
-
-    text = _ISO_DATE.sub(lambda m: date(m, m.group(1), int(m.group(2)), m.group(3)), text)
-    text = _DATE_MD.sub(lambda m: date(m, m.group(3), _month_number(m.group(1)), m.group(2)), text)
-    text = _DATE_DM.sub(lambda m: date(m, m.group(3), _month_number(m.group(2)), m.group(1)), text)
-    for match in _QUANTITY.finditer(text):
-        sign, digits, ordinal, unit = match.groups()
-        value = _number(sign + digits)
-        if ordinal is not None:
-            add("number", value)
-        elif unit is not None and unit.lower() in _UNITS:
-            add("quantity", f"{value} {unit.lower()}")
-        elif match.end(2) < len(text) and (text[match.end(2)].isalnum() or text[match.end(2)] == "_"):
-            continue  # digits glued to a word that is not a unit: an identifier, not a value
-        else:
-            add("number", value)
-    for match in _NUMBER_WORD.finditer(text):
-        add("number", str(_NUMBER_WORDS[match.group(1).lower()]))
-    for match in _WEEKDAY.finditer(text):
-        add("weekday", match.group(0).lower())
-    for match in _WEEKDAY_ABBREVIATION.finditer(text):
-        prefix = match.group(1)[:3].lower()
-        add("weekday", next(day for day in _WEEKDAYS if day.startswith(prefix)))
-    for match in _MONTH_NAME.finditer(text):
-        add("month", match.group(0).lower())
-    for match in _MONTH_MAY_CONTEXT.finditer(text):
-        add("month", "may")
-    return {kind: frozenset(values) for kind, values in found.items()}
-
-
-_TOTAL = re.compile(r"\b(?:in\s+total|total|totals|altogether|overall|combined|in\s+all|sum)\b", _I)
-
-
-def has_total_cue(text: str) -> bool:
-    """Whether ``text`` states an aggregate (in total, altogether, overall, combined, sum…)."""
-    return bool(_TOTAL.search(normalise(text)))
-
-
-def values_conflict(claim: str, passages_text: str, *, ignore_numbers: bool = False) -> bool:
-    """Some kind has values in both, and a value of the claim is not among the passages'
-    (a superset in the passages is no conflict)."""
-    claim_values = strict_values(claim)
-    passage_values = strict_values(passages_text)
-    for kind, values in claim_values.items():
-        if ignore_numbers and kind in ("number", "quantity"):
-            continue
-        if kind in passage_values and not values <= passage_values[kind]:
-            return True
-    return False
+def modes_compatible(passage_modes: frozenset[str], modes: frozenset[str]) -> bool:
+    """Every passage mode is a claim mode; the speaker's own attitude ("I think") also fits a
+    claim that is itself uncertain."""
+    speaker = f"{ATTITUDE}:{SPEAKER}"
+    return all(mode in modes or (mode == speaker and UNCERTAINTY in modes) for mode in passage_modes)
 
 
 _CORRECTION = re.compile(

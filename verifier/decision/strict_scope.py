@@ -1,0 +1,426 @@
+"""Where a strict rule applies inside a passage (docs/policy.md, "Scope").
+
+A passage is read sentence by sentence — the localized recheck's segments
+(:func:`verifier.decision.guards.split_segments`), split further at sentence
+ends — and each sentence clause by clause. A support veto fires only when the
+problem lies where the claim's content is: a hedged, questioned or unapproved
+clause vetoes when it carries claim content that no clean clause of the same
+group states; a negated clause vetoes only when it negates the claim's content
+rather than something next to it. So one hedged sentence does not cost a long
+factual passage its support.
+
+Pure functions of text, never used by the reference policies; every pattern is
+compiled once and has no nested quantifiers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .guards import split_segments
+from .strict_text import (
+    ATTRIBUTION,
+    QUESTION,
+    SCOPE_BOUNDARY,
+    has_correction_cue,
+    is_negated,
+    modes_compatible,
+    negation_cores,
+    opens_question,
+    polarity_clauses,
+    stems,
+    strict_values,
+    unit_modes,
+    values_conflict,
+    view,
+)
+
+__all__ = [
+    "Sentence",
+    "sentences",
+    "speech_act_problem",
+    "negation_problem",
+    "negated_claim_unsupported",
+    "negation_unrelated",
+    "conflict_carrier",
+    "truncation_matters",
+    "claim_about_approval",
+    "SPEECH_ACT",
+    "DROPPED",
+]
+
+SPEECH_ACT = "strict_speech_act"
+DROPPED = "framing_dropped"
+_I = re.IGNORECASE
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a group's passages, as the strict rules read it (:func:`view`)."""
+
+    passage: int
+    segment: int
+    text: str
+    kept: bool
+
+
+def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = None) -> list[Sentence]:
+    """The sentences of a group's passages in order; ``kept`` (a recheck's segment numbers per
+    passage) marks the sentences of the segments the recheck dropped."""
+    found = []
+    for index, text in enumerate(texts):
+        for number, segment in enumerate(split_segments(text), start=1):
+            keep = kept is None or number in kept[index]
+            for sentence in _SENTENCE_END.split(view(segment)):
+                if sentence.strip():
+                    found.append(Sentence(index, number, sentence, keep))
+    return found
+
+
+def _pieces(text: str, boundary: "re.Pattern[str]") -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for match in boundary.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+# ---------------------------------------------------------------- reported questions
+
+_Q_VERB = (
+    r"\b(?:ask(?:s|ed|ing)?|wonder(?:s|ed|ing)?|inquir(?:e|es|ed|ing)|enquir(?:e|es|ed|ing)|quer(?:y|ies|ied)|"
+    r"(?:want(?:s|ed)?|wanting|need(?:s|ed)?|like|tr(?:y|ies|ied|ying)|hop(?:e|es|ed|ing)|wait(?:s|ed|ing)?|"
+    r"curious|eager)\s+to\s+(?:know|find\s+out|learn|check|confirm|verify|see|hear|understand)|"
+    r"check(?:s|ed|ing)?|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?|find(?:s|ing)?\s+out|found\s+out|"
+    r"figur(?:e|es|ed|ing)\s+out|see|seeing|know|knows|knew|unclear|unknown|unsure|"
+    r"not\s+(?:sure|clear|known|certain)|uncertain|undecided|question(?:s|ed|ing)?|doubt(?:s|ed|ful)?|"
+    r"debat(?:e|es|ed|ing)|investigat(?:e|es|ed|ing)|look(?:s|ed|ing)?\s+into|no\s+(?:one|idea)|nobody)\b"
+)
+#: A reported question: a verb of asking or not knowing, then "whether"/"if" (docs/policy.md).
+_REPORTED_QUESTION = re.compile(_Q_VERB + r"(?:\s+[\w'-]+){0,5}?\s+(?:whether|if)\b(?:\s+or\s+not\b)?", _I)
+
+
+def _question_marks(found: Sequence[Sentence]) -> dict[int, list[tuple[int, int]]]:
+    """The complements of reported questions, by sentence: the rest of the sentence after
+    "whether"/"if", or the next sentence when the question ends its own ("asked whether⏎…")."""
+    marks: dict[int, list[tuple[int, int]]] = {}
+    for index, sentence in enumerate(found):
+        for match in _REPORTED_QUESTION.finditer(sentence.text):
+            rest = sentence.text[match.end() :]
+            if rest.strip(" \t.:;,-…"):
+                marks.setdefault(index, []).append((match.end(), len(sentence.text)))
+            elif index + 1 < len(found) and found[index + 1].passage == sentence.passage:
+                marks.setdefault(index + 1, []).append((0, len(found[index + 1].text)))
+    return marks
+
+
+# ---------------------------------------------------------------- unapproved documents
+
+_DOCUMENT = (
+    r"(?:draft|proposal|document|doc|memo|spec|specification|rfc|plan|policy|contract|agreement|bill|"
+    r"amendment|motion|resolution|budget|request|change|design|version|revision|roadmap|offer|bid|estimate|"
+    r"quote|schedule|timeline|guideline|standard|charter|pr|pull\s+request|pitch|outline)s?\b"
+)
+_APPROVED = (
+    r"(?:approved|adopted|ratified|signed(?:\s+off)?|accepted|passed|merged|finali[sz]ed|enacted|agreed|"
+    r"endorsed|authori[sz]ed|sanctioned|green-?lit|confirmed)"
+)
+_APPROVE = r"(?:approve|adopt|ratify|sign|accept|pass|merge|finali[sz]e|enact|agree\s+to|endorse|authori[sz]e|confirm)"
+#: Word classes of non-approval (docs/policy.md, "Unapproved documents"). Adjectives qualify the
+#: document they precede ("the unapproved draft", "the proposed budget"); predicates say of a
+#: document that it was not approved ("was not approved", "was rejected", "pending sign-off").
+_PENDING = re.compile(
+    r"\bun(?:approved|signed|ratified|adopted|reviewed|finali[sz]ed|published|official)\b"
+    r"|\b(?:proposed|tentative|provisional|preliminary)\b|\bdraft\s+(?=" + _DOCUMENT + r")",
+    _I,
+)
+_NOT_APPROVED = re.compile(
+    r"(?:\bnot|\bnever|n't)\s+(?:(?:yet|been|formally|officially|actually|ever|fully)\s+){0,3}" + _APPROVED + r"\b"
+    r"|\b(?:did\s+not|didn't|never|has\s+not|hasn't|have\s+not|haven't|won't|will\s+not)\s+"
+    r"(?:(?:yet|formally|officially)\s+)?" + _APPROVE + r"\b"
+    r"|\b(?:yet\s+to\s+be|still\s+(?:needs?|has|have)\s+to\s+be|waiting\s+to\s+be)\s+" + _APPROVED + r"\b"
+    r"|\b(?:pending|awaiting|awaits|await|needs|requires|subject\s+to|without)\s+(?:\w+\s+)?"
+    r"(?:approval|sign-?off|ratification|signatures?|a\s+vote)\b"
+    r"|(?<!not\s)(?<!n't\s)(?<!never\s)\b(?:rejected|vetoed|voted\s+down|turned\s+down|struck\s+down|shot\s+down|"
+    r"withdrawn|shelved|scrapped|overruled)\b",
+    _I,
+)
+_HEAD = re.compile(r"(?:\b([a-z][\w-]*)\s+)?\b(" + _DOCUMENT + r")", _I)
+_NOT_HEAD = frozenset(
+    "the a an this that these its their our his her unapproved unsigned proposed tentative provisional "
+    "preliminary draft new old rejected approved final pending".split()
+)
+_APPROVAL_STATED = re.compile(
+    r"(?<!not\s)(?<!n't\s)(?<!never\s)(?<!un)\b(?:approved|adopted|ratified|signed|accepted|passed|merged|"
+    r"finali[sz]ed|final|enacted|official)\b",
+    _I,
+)
+_PRONOUN_SUBJECT = re.compile(
+    r"^\W*(?:it|this|that|these|those|they|which|none\s+of\s+(?:it|this|them|these)|neither)\b", _I
+)
+_CONTRAST = re.compile(r";|\b(?:but|however|whereas|although|though|while)\b", _I)
+_PENDING_WORDS = re.compile(
+    r"\b(?:draft\w*|propos\w*|rfc|motion|bill|amendment|pitch|pending|tentative|provisional|preliminary|"
+    r"un(?:approved|signed|ratified|adopted)|reject\w*|approv\w*|ratif\w*|veto\w*)\b",
+    _I,
+)
+
+
+def claim_about_approval(claim: str) -> bool:
+    """Whether the claim is itself about a draft, a proposal or an approval (then the unapproved-
+    document rule does not apply: "The draft sets the budget at $5M" is what the draft says)."""
+    return bool(_PENDING_WORDS.search(view(claim)))
+
+
+def _head(text: str) -> frozenset[str]:
+    """The first document a sentence names, without its determiners and status words."""
+    match = _HEAD.search(text)
+    if match is None:
+        return frozenset()
+    return stems(" ".join(word for word in match.groups() if word and word.lower() not in _NOT_HEAD))
+
+
+def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> dict[int, list[tuple[int, int]]]:
+    """The spans that report an unapproved document's content, by sentence: the marker's part of
+    its sentence (up to a contrast), the sentence before when a predicate's subject is a pronoun
+    ("It was not approved."), and the other sentences naming the same document unless they state
+    its approval. A predicate about a document the claim names is left alone: "The PR adds retry
+    logic" is true of an unmerged PR."""
+    marks: dict[int, list[tuple[int, int]]] = {}
+    for index, sentence in enumerate(found):
+        text = sentence.text
+        adjectives, predicates = list(_PENDING.finditer(text)), list(_NOT_APPROVED.finditer(text))
+        if not adjectives and not predicates:
+            continue
+        previous = index - 1 if index > 0 and found[index - 1].passage == sentence.passage else None
+        pronoun = predicates and _PRONOUN_SUBJECT.search(text) and previous is not None
+        head = _head(found[previous].text) if pronoun and previous is not None else _head(text)
+        if predicates and not adjectives and head and head <= claim_stems:
+            continue
+        cuts = list(_CONTRAST.finditer(text))
+        for marker in adjectives + predicates:
+            start = max([m.end() for m in cuts if m.end() <= marker.start()], default=0)
+            end = min([m.start() for m in cuts if m.start() >= marker.end()], default=len(text))
+            marks.setdefault(index, []).append((start, end))
+        if pronoun and previous is not None:
+            marks.setdefault(previous, []).append((0, len(found[previous].text)))
+        for other, candidate in enumerate(found):
+            if other == index or candidate.passage != sentence.passage or _APPROVAL_STATED.search(candidate.text):
+                continue
+            if head and head <= stems(candidate.text):
+                marks.setdefault(other, []).append((0, len(candidate.text)))
+    return marks
+
+
+# ---------------------------------------------------------------- attributions
+
+_LEADING_FRAME = re.compile(
+    r"\b(?:said|says|stated|told\s+\w+|claimed|argued|insisted|alleged|reported|wrote|writes|posted|"
+    r"according\s+to\s+[^,;:]{1,60})\s*[,:]\s*(?=\S)",
+    _I,
+)
+_TRAILING_FRAME = re.compile(
+    r",\s*(?:(?:[A-Z][\w'-]*\s+){1,2}|(?:he|she|they|the\s+\w+)\s+)(?:said|says|stated|claimed|wrote|added|reported)"
+    r"\W*$|,\s*according\s+to\s+[^,;.]{1,60}\W*$",
+    _I,
+)
+
+
+def _attribution_marks(found: Sequence[Sentence]) -> dict[int, list[tuple[int, int]]]:
+    """What a sentence reports someone saying, by sentence: the rest of the sentence after
+    "Omar said," or "according to Omar," (a quote included), and the part before ", Omar said."
+    (a named speaker's first-person quote is the speaker's own statement, see :func:`view`)."""
+    marks: dict[int, list[tuple[int, int]]] = {}
+    for index, sentence in enumerate(found):
+        text = sentence.text
+        for match in _LEADING_FRAME.finditer(text):
+            if ATTRIBUTION in unit_modes(text[: match.end()]):
+                marks.setdefault(index, []).append((match.end(), len(text)))
+        trailing = _TRAILING_FRAME.search(text)
+        if trailing and ATTRIBUTION in unit_modes(trailing.group(0)):
+            marks.setdefault(index, []).append((0, trailing.start()))
+    return marks
+
+
+# ---------------------------------------------------------------- speech acts
+
+
+@dataclass(frozen=True)
+class _Unit:
+    stems: frozenset[str]
+    problem: Optional[str]
+    negated: bool
+    #: Opens with a pronoun subject ("It was paid on Monday."): it may stand for one claim word.
+    pronoun: bool = False
+
+
+_PRONOUN_OPENING = re.compile(r"^\W*(?:it|this|that|they|these|those|he|she|its|their|his|her)\b", _I)
+
+
+def _states(clean: _Unit, carried: frozenset[str]) -> bool:
+    missing = carried - clean.stems
+    return not missing or (clean.pronoun and len(missing) == 1 and len(carried) > 1)
+
+
+def _units(found: Sequence[Sentence], modes: frozenset[str], marks: dict[int, list[tuple[int, int]]]) -> list[_Unit]:
+    units = []
+    for index, sentence in enumerate(found):
+        if not sentence.kept:
+            units.append(_Unit(stems(sentence.text), DROPPED, False))
+            continue
+        question = frozenset({QUESTION}) if opens_question(sentence.text) else frozenset()
+        for start, end in _pieces(sentence.text, SCOPE_BOUNDARY):
+            clause = sentence.text[start:end]
+            marked = any(a < end and start < b for a, b in marks.get(index, ()))
+            bad = marked or not modes_compatible(unit_modes(clause) | question, modes)
+            units.append(
+                _Unit(stems(clause), SPEECH_ACT if bad else None, is_negated(clause), bool(_PRONOUN_OPENING.search(clause)))
+            )
+    return units
+
+
+def speech_act_problem(claim: str, modes: frozenset[str], found: Sequence[Sentence]) -> Optional[str]:
+    """The rule a support breaks by its speech acts, if any (docs/policy.md, "Scope"):
+    ``strict_speech_act`` when a clause whose modes the claim does not share (a hedge, an
+    attribution, someone else's attitude, a question, a reported question's complement, an
+    unapproved document's content) carries claim content that no clean clause of the group
+    states; ``framing_dropped`` when a segment the recheck dropped does."""
+    claim_stems = stems(claim)
+    marks: dict[int, list[tuple[int, int]]] = {}
+    if QUESTION not in modes:
+        marks = _question_marks(found)
+    if ATTRIBUTION not in modes:
+        for index, spans in _attribution_marks(found).items():
+            marks.setdefault(index, []).extend(spans)
+    if not claim_about_approval(claim):
+        for index, spans in _approval_marks(found, claim_stems).items():
+            marks.setdefault(index, []).extend(spans)
+    units = _units(found, modes, marks)
+    clean = [unit for unit in units if unit.problem is None and not unit.negated]
+    for rule in (SPEECH_ACT, DROPPED):
+        for unit in units:
+            carried = unit.stems & claim_stems
+            if unit.problem == rule and carried and not any(_states(other, carried) for other in clean):
+                return rule
+    return None
+
+
+# ---------------------------------------------------------------- negation
+
+
+def negation_problem(claim: str, found: Sequence[Sentence]) -> bool:
+    """Whether a negated clause of the group negates the (positive) claim's content
+    (docs/policy.md, "Scope"): it shares a stem with the claim and holds all of the claim's,
+    or holds nothing but claim stems ("She doesn't use it anymore"), or the claim's other stems
+    are stated nowhere positive in the kept text ("Alice has no access to billing" leaves
+    "Alice owns ingestion" alone)."""
+    claim_stems = stems(claim)
+    positive: set[str] = set()
+    negated = []
+    for sentence in found:
+        for clause in polarity_clauses(sentence.text):
+            if clause.negated:
+                negated.append(stems(clause.text))
+            elif sentence.kept:
+                positive |= stems(clause.text)
+    return any(
+        found_stems & claim_stems
+        and (claim_stems <= found_stems or found_stems <= claim_stems or not (claim_stems - found_stems) <= positive)
+        for found_stems in negated
+    )
+
+
+_EXCLUSIVE = re.compile(
+    r"\b(?:only|exclusively|solely|stopp?(?:ed|s)?|quit|quits|dropped|left|abandon(?:ed|s)?|retired|removed|"
+    r"deprecated|migrated|gave\s+up|moved\s+(?:away|off)|uninstalled|cancell?ed|discontinued|sunset)\b",
+    _I,
+)
+
+
+def negated_claim_unsupported(claim: str, found: Sequence[Sentence]) -> bool:
+    """For a negated claim: no clause of the group negates the claim's negated content, and no
+    sentence about it corrects, replaces or restricts ("switched to", "no longer", "only") —
+    or names another value of the negated kind ("released in 2001" for "not released in 1999"):
+    a plain positive passage cannot support a negation (docs/policy.md, "Negated claims")."""
+    negated = stems(" ".join(clause.text for clause in polarity_clauses(claim) if clause.negated)) or stems(claim)
+    for sentence in found:
+        if any(clause.negated and stems(clause.text) & negated for clause in polarity_clauses(sentence.text)):
+            return False
+        if stems(sentence.text) & negated and (has_correction_cue(sentence.text) or _EXCLUSIVE.search(sentence.text)):
+            return False
+        if values_conflict(claim, sentence.text):
+            return False  # "released in 2001" supports "not released in 1999"
+    return True
+
+
+def negation_unrelated(claim: str, passages: Sequence[str]) -> bool:
+    """For a negated claim: the passages do not name what the claim negates — "Alice uses Linear"
+    says nothing about "Alice does not use Jira" (docs/policy.md, "Negated claims")."""
+    named: set[str] = set()
+    for text in passages:
+        named |= stems(view(text))
+    return any(core - named for core in negation_cores(view(claim)))
+
+
+# ---------------------------------------------------------------- contradictions and truncation
+
+
+def conflict_carrier(claim: str, passages: Sequence[str]) -> bool:
+    """Whether a passage has a sentence about the claim — two thirds of its stems (at least one)
+    — that does not negate something else instead ("Nadia did not attend the Atlas review" is
+    about the review, not about who leads Atlas): a contradiction there is about the claim."""
+    claim_stems = stems(claim)
+    need = max(1, math.ceil(2 * len(claim_stems) / 3))
+    for sentence in sentences(passages):
+        if len(stems(sentence.text) & claim_stems) < need:
+            continue
+        off_target = any(
+            clause.negated and (found := stems(clause.text)) & claim_stems
+            and not (claim_stems <= found or found <= claim_stems)
+            for clause in polarity_clauses(sentence.text)
+        )
+        if not off_target:
+            return True
+    return False
+
+
+#: Words of a premise the strict policy trusts the model to have seen when the pair was cut:
+#: well inside 512 tokens, less twice the claim's words (docs/policy.md, "Truncation").
+SEEN_WORDS = 250
+LONG_CLAIM_WORDS = 60
+
+
+def truncation_matters(claim: str, modes: frozenset[str], premise: str) -> bool:
+    """Whether a cut pair's support may rest on what the model did not see (docs/policy.md,
+    "Truncation"): the claim is long (it may be cut itself), the sentence that states most of the
+    claim lies past the part surely seen, or some sentence about the claim anywhere in the premise
+    negates, corrects, hedges, or names another value of a kind the claim names."""
+    claim_words = len(claim.split())
+    if claim_words > LONG_CLAIM_WORDS:
+        return True
+    claim_stems = stems(claim)
+    claim_values = strict_values(claim)
+    seen = SEEN_WORDS - 2 * claim_words
+    best, best_end, position = 0, 0, 0
+    for sentence in sentences([premise]):
+        position += len(sentence.text.split())
+        found = stems(sentence.text) & claim_stems
+        if len(found) > best:
+            best, best_end = len(found), position
+        if not found:
+            continue
+        if is_negated(sentence.text) or has_correction_cue(sentence.text):
+            return True
+        if not modes_compatible(unit_modes(sentence.text) | (
+            frozenset({QUESTION}) if opens_question(sentence.text) else frozenset()
+        ), modes):
+            return True
+        values = strict_values(sentence.text)
+        if any(not values.get(kind, frozenset()) <= claim_values[kind] for kind in claim_values):
+            return True
+    return best == 0 or best_end > seen

@@ -1,0 +1,256 @@
+"""Values of the strict policy (docs/policy.md, "Values"): dates, quantities in base units, numbers,
+weekdays, months.
+
+Pure functions of text, never used by the reference policies. Every pattern is
+compiled once and has no nested quantifiers. Texts are matched after
+:func:`verifier.decision.strict_text.normalise` (NFKC, straight quotes, ASCII
+minus), done here so callers may pass raw text.
+
+A quantity is kept as its *family* (time, data, length, …) and its value in the
+family's base unit, so ``2 hours`` and ``120 minutes`` are one value. A data
+size names both its decimal and its binary reading (``1 GB`` is 10^9 or 2^30
+bytes), and two sizes agree when a reading agrees.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from decimal import Decimal, InvalidOperation
+
+__all__ = ["canonical_number", "strict_values", "values_conflict", "has_total_cue", "month_may", "opens_sentence"]
+
+_I = re.IGNORECASE
+_TRANSLATE = str.maketrans(
+    {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-"}
+)
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
+
+
+def canonical_number(text: str) -> str:
+    """A number as a canonical string: commas dropped, ``3.0`` → ``3``, ``-0`` → ``0``."""
+    try:
+        value = Decimal(text.replace(",", ""))
+    except InvalidOperation:  # pragma: no cover - the patterns only pass digits
+        return text
+    if value == value.to_integral_value():
+        return str(int(value))
+    return format(value.normalize(), "f")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.9g}"
+
+
+# ---------------------------------------------------------------- units
+
+_TIME = {"ms": 0.001, "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1, "min": 60, "mins": 60,
+         "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+         "d": 86400, "day": 86400, "days": 86400, "wk": 604800, "week": 604800, "weeks": 604800}
+_CALENDAR = {"mo": 1, "month": 1, "months": 1, "yr": 12, "year": 12, "years": 12}
+_LENGTH = {"km": 1000, "m": 1, "cm": 0.01, "mm": 0.001, "kilometre": 1000, "kilometres": 1000, "kilometer": 1000,
+           "kilometers": 1000, "metre": 1, "metres": 1, "meter": 1, "meters": 1, "centimetres": 0.01,
+           "centimeters": 0.01, "millimetres": 0.001, "millimeters": 0.001}
+_MASS = {"kg": 1000, "g": 1, "mg": 0.001, "kilogram": 1000, "kilograms": 1000, "gram": 1, "grams": 1,
+         "tonne": 1e6, "tonnes": 1e6}
+_FREQUENCY = {"ghz": 1e9, "mhz": 1e6, "hz": 1}
+_DATA = {"b": 0, "kb": 1, "mb": 2, "gb": 3, "tb": 4, "pb": 5}
+_BINARY = {"kib": 1, "mib": 2, "gib": 3, "tib": 4}
+_OWN = {"%": "percent", "percent": "percent", "lb": "lb", "lbs": "lb", "usd": "usd", "eur": "eur",
+        "gbp": "gbp", "x": "times", "rps": "rps", "qps": "qps", "dollars": "usd", "dollar": "usd",
+        "euros": "eur", "euro": "eur"}
+_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
+          "billion": 1e9, "trillion": 1e12}
+_UNIT_WORDS = frozenset(_TIME) | frozenset(_CALENDAR) | frozenset(_LENGTH) | frozenset(_MASS) \
+    | frozenset(_FREQUENCY) | frozenset(_DATA) | frozenset(_BINARY) | frozenset(_OWN)
+
+
+def _readings(value: float, unit: str) -> tuple[str, frozenset[str]] | None:
+    """A quantity's family and canonical readings, or ``None`` for a word that is no unit."""
+    unit = unit.lower()
+    for family, table in (("time", _TIME), ("calendar", _CALENDAR), ("length", _LENGTH), ("mass", _MASS),
+                          ("frequency", _FREQUENCY)):
+        if unit in table:
+            return family, frozenset({_fmt(value * table[unit])})
+    if unit in _DATA:
+        power = _DATA[unit]
+        return "data", frozenset({_fmt(value * 1000**power), _fmt(value * 1024**power)})
+    if unit in _BINARY:
+        return "data", frozenset({_fmt(value * 1024 ** _BINARY[unit])})
+    if unit in _OWN:
+        return _OWN[unit], frozenset({_fmt(value)})
+    return None
+
+
+# ---------------------------------------------------------------- patterns
+
+_MONTHS = ("january february march april may june july august september october november december").split()
+_MONTH_ABBREVIATIONS = {"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9,
+                        "Sept": 9, "Oct": 10, "Nov": 11, "Dec": 12}
+_MONTH_WORD = r"(?:[Jj]anuary|[Ff]ebruary|[Mm]arch|[Aa]pril|May|[Jj]une|[Jj]uly|[Aa]ugust|[Ss]eptember|" \
+              r"[Oo]ctober|[Nn]ovember|[Dd]ecember|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DATE_MD = re.compile(rf"\b({_MONTH_WORD})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?")
+_DATE_DM = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_WORD})(?:,?\s+(\d{{4}})\b)?")
+_DIGITS = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+_MONEY = re.compile(r"([$€£])\s?" + _DIGITS + r"(?:\s?(k|mm|m|bn|b|thousand|million|billion|trillion)\b)?", _I)
+_SCALED = re.compile(
+    r"(?<![\w.])(-?)" + _DIGITS + r"\s+(thousand|million|billion|trillion)\b(?:\s+(dollars?|euros?))?", _I
+)
+#: A decade ("the 1990s") is a span, not a value.
+_DECADE = re.compile(r"\b\d{3}0s\b")
+_QUANTITY = re.compile(r"(?<![\w.])(-?)" + _DIGITS + r"(st|nd|rd|th)?(?:(?:\s?|-)(%|[A-Za-z]+))?")
+_NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b(?:(?:\s|-)([A-Za-z]+|%))?", _I)
+_PER_CENT = re.compile(r"\bper\s+cent\b", _I)
+_WEEKDAYS = ("monday tuesday wednesday thursday friday saturday sunday").split()
+_WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", _I)
+_WEEKDAY_ABBREVIATION = re.compile(r"\b(Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\b\.?")
+_MONTH_NAME = re.compile(
+    r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b", _I
+)
+#: "may" next to a day number or after in/of/by/since…: the month whatever its case.
+MONTH_MAY_CONTEXT = re.compile(
+    r"\b(?:in|of|since|until|till|by|from|early|late|mid|during|on|before|after|through)\s+may\b"
+    r"|\bmay\s*\d|\d\s*may\b",
+    _I,
+)
+#: Capitalised "May" that is not a name ("May Chen"): the month, unless it opens a sentence as a modal.
+_CAPITAL_MAY = re.compile(r"\bMay\b(?!\s+[A-Z])")
+_MODAL_FOLLOWER = re.compile(r"\s+(?:we|you|he|she|it|they)\b")
+
+
+def opens_sentence(text: str, position: int) -> bool:
+    """Whether ``position`` starts a sentence: only quotes or brackets after a line or sentence end."""
+    before = text[:position].rstrip(" \t\"'([{")
+    return not before or before[-1] in ".!?\n"
+
+
+def month_may(text: str) -> bool:
+    """Whether ``text`` names the month May: "may" in a month context (``in May``, ``May 4``), or a
+    capitalised "May" that is not followed by a capitalised word (a name, or "May I") and does not
+    open a sentence as a modal ("May we …"). Matched on normalised text."""
+    if MONTH_MAY_CONTEXT.search(text):
+        return True
+    return any(
+        not (opens_sentence(text, match.start()) and _MODAL_FOLLOWER.match(text, match.end()))
+        for match in _CAPITAL_MAY.finditer(text)
+    )
+
+
+def _month_number(word: str) -> int:
+    word = word.rstrip(".")
+    if word in _MONTH_ABBREVIATIONS:
+        return _MONTH_ABBREVIATIONS[word]
+    return _MONTHS.index(word.lower()) + 1
+
+
+def strict_values(text: str) -> dict[str, frozenset[str]]:
+    """Values by kind after normalisation (docs/policy.md, "Values"): ``date`` (month-day, ISO
+    and written forms alike; a date's year also counts as a ``number``), ``quantity:<family>``
+    (readings in the family's base unit: ``2 hours`` = ``120 minutes``, ``$5M`` = ``$5,000,000``),
+    ``number`` (canonical; number words two…fifty; ``1.5 million`` = ``1500000``), ``weekday``
+    (names and capitalised abbreviations), ``month`` (names; "May" as :func:`month_may` says)."""
+    text = _PER_CENT.sub("percent", _normal(text))
+    found: dict[str, set[str]] = {}
+
+    def add(kind: str, value: str) -> None:
+        found.setdefault(kind, set()).add(value)
+
+    def quantity(value: float, unit: str) -> bool:
+        readings = _readings(value, unit)
+        if readings is None:
+            return False
+        family, values = readings
+        # One quantity is one value: its readings are joined so any of them matches.
+        add(f"quantity:{family}", "|".join(sorted(values)))
+        return True
+
+    def date(year: str | None, month: int, day: str) -> str:
+        if year:
+            add("number", canonical_number(year))
+        add("date", f"{month:02d}-{int(day):02d}")
+        return " "
+
+    def money(match: "re.Match[str]") -> str:
+        symbol, digits, scale = match.groups()
+        value = float(digits.replace(",", "")) * (_SCALE[scale.lower()] if scale else 1)
+        quantity(value, {"$": "usd", "€": "eur", "£": "gbp"}[symbol])
+        return " "
+
+    def scaled(match: "re.Match[str]") -> str:
+        sign, digits, scale, currency = match.groups()
+        value = float(sign + digits.replace(",", "")) * _SCALE[scale.lower()]
+        if currency is None or not quantity(value, currency):
+            add("number", canonical_number(repr(value)))
+        return " "
+
+    text = _ISO_DATE.sub(lambda m: date(m.group(1), int(m.group(2)), m.group(3)), text)
+    text = _DATE_MD.sub(lambda m: date(m.group(3), _month_number(m.group(1)), m.group(2)), text)
+    text = _DATE_DM.sub(lambda m: date(m.group(3), _month_number(m.group(2)), m.group(1)), text)
+    text = _MONEY.sub(money, text)
+    text = _DECADE.sub(" ", _SCALED.sub(scaled, text))
+    for match in _QUANTITY.finditer(text):
+        sign, digits, ordinal, unit = match.groups()
+        value = canonical_number(sign + digits)
+        if ordinal is not None:
+            add("number", value)
+        elif unit is not None and unit.lower() in _UNIT_WORDS and quantity(float(value), unit):
+            continue
+        elif unit is not None and unit.lower() in ("k",):
+            add("number", canonical_number(repr(float(value) * 1000)))
+        elif match.end(2) < len(text) and (text[match.end(2)].isalnum() or text[match.end(2)] == "_"):
+            continue  # digits glued to a word that is not a unit: an identifier, not a value
+        else:
+            add("number", value)
+    for match in _NUMBER_WORD.finditer(text):
+        number = _NUMBER_WORDS[match.group(1).lower()]
+        unit = match.group(2)
+        if not (unit is not None and len(unit) > 2 and unit.lower() in _UNIT_WORDS and quantity(float(number), unit)):
+            add("number", str(number))
+    for match in _WEEKDAY.finditer(text):
+        add("weekday", match.group(0).lower())
+    for match in _WEEKDAY_ABBREVIATION.finditer(text):
+        prefix = match.group(1)[:3].lower()
+        add("weekday", next(day for day in _WEEKDAYS if day.startswith(prefix)))
+    for match in _MONTH_NAME.finditer(text):
+        add("month", match.group(0).lower())
+    if month_may(text):
+        add("month", "may")
+    return {kind: frozenset(values) for kind, values in found.items()}
+
+
+_TOTAL = re.compile(r"\b(?:in\s+total|total|totals|altogether|overall|combined|in\s+all|sum)\b", _I)
+
+
+def has_total_cue(text: str) -> bool:
+    """Whether ``text`` states an aggregate (in total, altogether, overall, combined, sum…)."""
+    return bool(_TOTAL.search(_normal(text)))
+
+
+def _among(value: str, values: frozenset[str]) -> bool:
+    readings = set(value.split("|"))
+    return any(readings & set(other.split("|")) for other in values)
+
+
+def values_conflict(claim: str, passages_text: str, *, ignore_numbers: bool = False) -> bool:
+    """Some kind has values in both, and a value of the claim is not among the passages'
+    (a superset in the passages is no conflict). Quantities compare within their family, in
+    base units: ``2 hours`` against ``120 minutes`` is no conflict, against ``2 GB`` no comparison."""
+    claim_values = strict_values(claim)
+    passage_values = strict_values(passages_text)
+    for kind, values in claim_values.items():
+        if ignore_numbers and (kind == "number" or kind.startswith("quantity:")):
+            continue
+        if kind not in passage_values:
+            continue
+        if any(not _among(value, passage_values[kind]) for value in values):
+            return True
+    return False
