@@ -153,6 +153,16 @@ def _ort_version() -> str:
     return str(ort.__version__)
 
 
+def _how_to_build(model: Path) -> str:
+    """What makes the ONNX file of a missing benchmark model (for the 'not a file' error)."""
+    if model.parent.name == "onnx-span":
+        return "the benchmark model's span-sliced export is made by `.venv/bin/python -m bench build --span`"
+    if "bench-deberta-v3-base-random" in model.parts:
+        return "the benchmark model is made by `.venv/bin/python -m bench build` (add --span for onnx-span/)"
+    return ("give an exported model.onnx (`.venv/bin/python -m export`, or `.venv/bin/python -m bench build "
+            "[--span]` for the benchmark model)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.split("\n")[0])
     parser.add_argument("model", type=Path, help="an ONNX file")
@@ -169,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if not args.model.is_file():
-        print(f"python -m bench.profile: {args.model} is not a file", file=sys.stderr)
+        print(f"python -m bench.profile: {args.model} is not a file; {_how_to_build(args.model)}", file=sys.stderr)
         return 2
     if any(length < 2 or length > 512 for length in args.lengths):
         print("python -m bench.profile: --lengths must be between 2 and 512 tokens", file=sys.stderr)
