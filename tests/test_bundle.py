@@ -461,7 +461,7 @@ def test_a_context_bundle_as_a_mapping_or_json_text() -> None:
     bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
     assert bundle_evidence(bundle.model_dump(mode="json")) == bundle_evidence(bundle)
     assert bundle_evidence(bundle.model_dump_json()) == bundle_evidence(bundle)
-    with pytest.raises(ValueError, match=re.escape("bundle JSON repeats the key 'rendered_context'")):
+    with pytest.raises(ValueError, match=re.escape("duplicate key 'rendered_context' in a JSON object")):
         bundle_evidence('{"rendered_context": "[M1]", "rendered_context": "x", "candidates": []}')
 
 

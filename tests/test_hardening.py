@@ -19,6 +19,7 @@ import pytest
 
 from verifier import (
     ClaimEvidence,
+    RecordedScorer,
     ClaimRequest,
     ClaimVerificationConfig,
     ClaimVerificationError,
@@ -254,3 +255,14 @@ def test_the_mode_cache_never_keeps_a_long_passage() -> None:
     speech_act_modes("I want offline sync.")
     info = speech_act_modes.cache_info()
     assert (info.misses, info.currsize) == (2, 1)
+
+
+def test_recorded_scores_refuse_a_repeated_key(tmp_path: Path) -> None:
+    """Issue 23 item 4: a recorded-score line with a second "entailment" was read with the last value."""
+    path = tmp_path / "scores.jsonl"
+    path.write_text(
+        '{"premise": "p", "hypothesis": "h", "entailment": 0.9, "contradiction": 0.05, "neutral": 0.05, "entailment": 0.1}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match=re.escape("duplicate key 'entailment' in a JSON object")):
+        RecordedScorer.from_jsonl(path)

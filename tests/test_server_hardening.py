@@ -399,6 +399,16 @@ def test_deeply_nested_json_is_malformed_not_a_500(server: Server, route: str) -
     assert allowed.status_code in (200, 422) and allowed.json().get("error", {}).get("type") != "malformed_json"
 
 
+@pytest.mark.parametrize("route", ["/v1/verify", "/v1/verify/batch", "/v1/verify/bundle", "/predict"])
+def test_a_repeated_key_in_a_body_is_malformed(server: Server, route: str) -> None:
+    """Issue 23 item 4: a second "claim" must not silently win (other parsers read the first)."""
+    with server.client() as client:
+        response = client.post(route, content=b'{"claim": "The launch is Tuesday.", "claim": "The launch is Monday."}')
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["type"] == "malformed_json" and "duplicate key 'claim' in a JSON object" in error["message"]
+
+
 # ---------------------------------------------------------------- 13: /predict text validation
 
 

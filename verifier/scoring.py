@@ -11,7 +11,6 @@ others shipped here.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Mapping, Optional, Protocol, Sequence, Union, runtime_checkab
 
 import numpy as np
 
+from .strictjson import loads as strict_loads
 from .types import PROBABILITY_SUM_TOLERANCE, ClaimVerificationError
 
 __all__ = ["Scorer", "ScriptedScorer", "RecordedScorer", "validate_scores", "Probabilities"]
@@ -217,7 +217,7 @@ class RecordedScorer:
                 if not line.strip():
                     continue
                 try:
-                    item = json.loads(line)
+                    item = strict_loads(line)
                     key = (str(item["premise"]), str(item["hypothesis"]))
                     records[key] = (
                         float(item["entailment"]),

@@ -84,6 +84,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..fields import RawReference
+from ..strictjson import loads as strict_loads
 from ..types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
 from .packed import MemoryBundleRecord, Packed, PackedCandidate, is_memory_bundle, read_memory_bundle
 
@@ -194,15 +195,6 @@ ACCEPTED_BUNDLES = (
 )
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ValueError(f"bundle JSON repeats the key {key!r}")
-        seen[key] = value
-    return seen
-
-
 def packed_bundle(bundle: Any) -> Packed:
     """Any accepted kind of bundle as the context string and candidates the citation rules read.
 
@@ -214,10 +206,10 @@ def packed_bundle(bundle: Any) -> Packed:
     """
     if isinstance(bundle, (str, bytes, bytearray)):
         try:
-            bundle = json.loads(bundle, object_pairs_hook=_no_duplicate_keys)
+            bundle = strict_loads(bundle)
         except RecursionError:
             raise ValueError("bundle JSON is nested too deeply") from None
-        except json.JSONDecodeError as exc:
+        except json.JSONDecodeError as exc:  # a repeated key included (strictjson.DuplicateKeyError)
             raise ValueError(f"bundle is not valid JSON: {exc}") from None
     if isinstance(bundle, Mapping):
         if "sections" in bundle and "candidates" not in bundle:

@@ -28,6 +28,7 @@ from typing import Any, Optional, Union
 import numpy as np
 from starlette.requests import ClientDisconnect, Request
 
+from ..strictjson import loads as strict_loads
 from .errors import ApiError
 
 __all__ = ["BodyReader", "json_shape", "INLINE_PARSE_BYTES", "MAX_JSON_DEPTH", "CLIENT_CLOSED"]
@@ -141,7 +142,7 @@ class BodyReader:
                                f"request body holds {values:,} JSON values, more than max_json_values={self.max_values}",
                                field="body", limit=f"max_json_values={self.max_values}")
         try:
-            return json.loads(body)
+            return strict_loads(body)  # a repeated key is malformed, as in every file the project reads
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}", field="body") from None
         except RecursionError:
