@@ -514,3 +514,25 @@ def test_prme_shaped_evidence_and_config_objects_are_accepted() -> None:
     foreign = [ForeignEvidence(reference=" m1 ", memory_id=ID1, text="The launch is Tuesday.", epistemic_type=EpistemicType.ASSERTED)]
     ours = [ClaimEvidence(reference="m1", memory_id=ID1, text="The launch is Tuesday.", epistemic_type=EpistemicType.ASSERTED)]
     assert verifier.verify_sync("The launch is Tuesday.", foreign) == verifier.verify_sync("The launch is Tuesday.", ours)
+
+
+def test_prmes_module_level_names_are_importable_from_verifier() -> None:
+    """A PRME user's imports of its module-level names keep working after ``prme`` -> ``verifier``."""
+    import typing
+
+    from verifier import (
+        CLAIM_VERIFICATION_SCHEMA_VERSION,
+        DEFAULT_NLI_MODEL,
+        DEFAULT_NLI_REVISION,
+        ClaimVerificationDecisionBasis,
+        ClaimVerificationLimitation,
+    )
+
+    assert (DEFAULT_NLI_MODEL, DEFAULT_NLI_REVISION, CLAIM_VERIFICATION_SCHEMA_VERSION) == (
+        "cross-encoder/nli-deberta-v3-base", "6c749ce3425cd33b46d187e45b92bbf96ee12ec7", 3
+    )
+    assert set(typing.get_args(ClaimVerificationDecisionBasis)) == {
+        "model_entailment", "localized_model_entailment", "model_contradiction", "explicit_negation_overlap"
+    }
+    assert {"complete_set_requires_structured_aggregation", "uncorroborated_model_entailment",
+            "uncorroborated_model_contradiction"} <= set(typing.get_args(ClaimVerificationLimitation))

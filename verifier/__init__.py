@@ -29,6 +29,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
     from .options import InputLimits, RuntimeOptions, default_model_dir
     from .scoring import RecordedScorer, Scorer, ScriptedScorer, validate_scores
     from .types import (
+        CLAIM_VERIFICATION_SCHEMA_VERSION,
+        DEFAULT_NLI_MODEL,
+        DEFAULT_NLI_REVISION,
+        ClaimVerificationDecisionBasis,
+        ClaimVerificationLimitation,
         DEFAULT_MODEL,
         DEFAULT_REVISION,
         SCHEMA_VERSION,
@@ -53,6 +58,11 @@ __all__ = [
     "DEFAULT_REVISION",
     "SCHEMA_VERSION",
     "SUPPORTED_SCHEMA_VERSIONS",
+    "DEFAULT_NLI_MODEL",
+    "DEFAULT_NLI_REVISION",
+    "CLAIM_VERIFICATION_SCHEMA_VERSION",
+    "ClaimVerificationDecisionBasis",
+    "ClaimVerificationLimitation",
     "BundleCandidate",
     "CheckReport",
     "ClaimEvidence",
@@ -106,6 +116,11 @@ _LAZY = {
     **{
         name: "types"
         for name in (
+            "DEFAULT_NLI_MODEL",
+            "DEFAULT_NLI_REVISION",
+            "CLAIM_VERIFICATION_SCHEMA_VERSION",
+            "ClaimVerificationDecisionBasis",
+            "ClaimVerificationLimitation",
             "DEFAULT_MODEL",
             "DEFAULT_REVISION",
             "SCHEMA_VERSION",

@@ -59,6 +59,11 @@ __all__ = [
     "SupportingBasis",
     "RefutingBasis",
     "Limitation",
+    "DEFAULT_NLI_MODEL",
+    "DEFAULT_NLI_REVISION",
+    "CLAIM_VERIFICATION_SCHEMA_VERSION",
+    "ClaimVerificationDecisionBasis",
+    "ClaimVerificationLimitation",
     "ClaimVerificationConfig",
     "ClaimEvidence",
     "EvidenceGroupScore",
@@ -145,12 +150,21 @@ EntailmentPolicy = Literal["speech_act_guarded", "model_only", "strict"]
 RefutationPolicy = Literal["explicit_corroboration", "model_only", "strict"]
 SupportingBasis = Literal["model_entailment", "localized_model_entailment"]
 RefutingBasis = Literal["model_contradiction", "explicit_negation_overlap"]
+#: The decision bases of a result (both kinds), PRME 0.15.0's ``ClaimVerificationDecisionBasis``.
+ClaimVerificationDecisionBasis = Literal[
+    "model_entailment", "localized_model_entailment", "model_contradiction", "explicit_negation_overlap"
+]
 Limitation = Literal[
     "complete_set_requires_structured_aggregation",
     "uncorroborated_model_entailment",
     "uncorroborated_model_contradiction",
     "strict_policy_ruling",
 ]
+#: PRME 0.15.0's names for the same things (``prme.retrieval.claim_verification``), for drop-in imports.
+ClaimVerificationLimitation = Limitation
+DEFAULT_NLI_MODEL = DEFAULT_MODEL
+DEFAULT_NLI_REVISION = DEFAULT_REVISION
+CLAIM_VERIFICATION_SCHEMA_VERSION = SCHEMA_VERSION
 #: The rules of the strict policy (docs/policy.md), as named in :class:`StrictRuling`.
 StrictRule = Literal[
     "strict_speech_act",
