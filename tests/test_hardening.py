@@ -266,3 +266,11 @@ def test_recorded_scores_refuse_a_repeated_key(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match=re.escape("duplicate key 'entailment' in a JSON object")):
         RecordedScorer.from_jsonl(path)
+
+
+def test_a_nul_in_an_evidence_reference_is_refused() -> None:
+    """Issue 23 item 19: a NUL was refused in claims and texts but accepted in a reference."""
+    verifier, scorer = scripted()
+    with pytest.raises(pydantic.ValidationError, match=re.escape("must not contain a NUL character (at position 2)")):
+        verifier.verify_sync("The launch is Tuesday.", [{"reference": "m1\x00", "memory_id": str(UUID(int=1)), "text": "The launch is Tuesday."}])
+    assert scorer.calls == []
