@@ -218,20 +218,7 @@ def packed_bundle(bundle: Any) -> Packed:
     if isinstance(bundle, ContextBundle):
         return Packed(
             context=bundle.rendered_context,
-            candidates=tuple(
-                PackedCandidate(
-                    reference=c.reference,
-                    memory_id=c.memory_id,
-                    rendered_text=c.rendered_text,
-                    source_type=c.source_type,
-                    epistemic_type=c.epistemic_type,
-                    lifecycle_state=c.lifecycle_state,
-                    event_time=c.event_time,
-                    valid_from=c.valid_from,
-                    valid_to=c.valid_to,
-                )
-                for c in bundle.candidates
-            ),
+            candidates=tuple(PackedCandidate(**dict(c)) for c in bundle.candidates),  # the same nine fields
             require_citations=True,
         )
     if is_memory_bundle(bundle):
