@@ -421,15 +421,22 @@ class BadTruncation(ScriptedScorer):
 def test_truncated_pairs_do_not_support_when_the_cut_may_matter_and_only_supports_are_asked() -> None:
     scores = {"The launch is Tuesday.": (0.97, 0.01), "Unrelated.": (0.02, 0.01)}
     evidence = evidence_of([p("The launch is Tuesday.", 0, 0), p("Unrelated.", 0, 0, "m2")])
-    # Nothing about the claim anywhere in the premise but the support itself: the cut cannot matter.
-    cut = ClaimVerifier(STRICT, scorer=AllTruncated(scores)).verify_sync("The launch is Tuesday.", evidence)
+    # The support opens a long premise and nothing after it is about the claim: the cut cannot matter.
+    filler = " ".join(["Visitors sign in at the front desk."] * 60)
+    long_passage = f"The launch is Tuesday. {filler}"
+    cut = ClaimVerifier(STRICT, scorer=AllTruncated({long_passage: (0.96, 0.01)})).verify_sync(
+        "The launch is Tuesday.", evidence_of([p(long_passage, 0, 0)])
+    )
     assert cut.status.value == "supported" and cut.strict_rulings == ()
-    # A sentence about the claim that corrects it: the model may not have seen it.
-    corrected = "The launch is Tuesday. Later the launch moved to Wednesday."
+    # A sentence past the part surely seen corrects the claim: the model may not have seen it.
+    corrected = f"{long_passage} Later the launch moved to Wednesday."
     cut = ClaimVerifier(STRICT, scorer=AllTruncated({corrected: (0.95, 0.01)})).verify_sync(
         "The launch is Tuesday.", evidence_of([p(corrected, 0, 0)])
     )
     assert cut.status.value == "insufficient" and rulings(cut) == [("vetoed_support", "truncated_pair")]
+    # A short premise said to be cut: only its first half counts as seen, so the support goes.
+    cut = ClaimVerifier(STRICT, scorer=AllTruncated(scores)).verify_sync("The launch is Tuesday.", evidence)
+    assert rulings(cut) == [("vetoed_support", "truncated_pair")]
     # A long claim may be cut itself.
     claim = " ".join(["The launch is Tuesday."] * 16)
     cut = ClaimVerifier(STRICT, scorer=AllTruncated({"The launch is Tuesday.": (0.97, 0.01)})).verify_sync(

@@ -35,16 +35,15 @@ from .guards import (
 )
 from .guards import concrete_values as reference_values
 from .guards import values_conflict as reference_values_conflict
+from .strict_reach import conflict_carrier, truncation_matters
 from .strict_scope import (
     DROPPED,
     SPEECH_ACT,
-    conflict_carrier,
     negated_claim_unsupported,
     negation_problem,
     negation_unrelated,
     sentences,
     speech_act_problem,
-    truncation_matters,
 )
 from .strict_text import (
     claim_cue,

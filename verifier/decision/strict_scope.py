@@ -15,13 +15,13 @@ compiled once and has no nested quantifiers.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .guards import split_segments
+from .guards import UNCERTAINTY, split_segments
 from .strict_text import (
+    ATTITUDE,
     ATTRIBUTION,
     QUESTION,
     SCOPE_BOUNDARY,
@@ -32,7 +32,7 @@ from .strict_text import (
     opens_question,
     polarity_clauses,
     stems,
-    strict_values,
+    claim_subject,
     unit_modes,
     values_conflict,
     view,
@@ -45,8 +45,6 @@ __all__ = [
     "negation_problem",
     "negated_claim_unsupported",
     "negation_unrelated",
-    "conflict_carrier",
-    "truncation_matters",
     "claim_about_approval",
     "SPEECH_ACT",
     "DROPPED",
@@ -132,11 +130,13 @@ _APPROVED = (
 )
 _APPROVE = r"(?:approve|adopt|ratify|sign|accept|pass|merge|finali[sz]e|enact|agree\s+to|endorse|authori[sz]e|confirm)"
 #: Word classes of non-approval (docs/policy.md, "Unapproved documents"). Adjectives qualify the
-#: document they precede ("the unapproved draft", "the proposed budget"); predicates say of a
-#: document that it was not approved ("was not approved", "was rejected", "pending sign-off").
+#: document they precede ("the unapproved draft", "the proposed budget", "the draft budget");
+#: predicates say of a document that it was not approved ("was not approved", "pending
+#: sign-off") or turned it down ("was rejected", "was shelved").
 _PENDING = re.compile(
-    r"\bun(?:approved|signed|ratified|adopted|reviewed|finali[sz]ed|published|official)\b"
-    r"|\b(?:proposed|tentative|provisional|preliminary)\b|\bdraft\s+(?=" + _DOCUMENT + r")",
+    r"\bun(?:approved|signed|ratified|adopted)\b"
+    r"|\b(?:the|a|an|this|that|its|their|our|his|her)\s+(?:proposed|tentative|provisional)\b"
+    r"|\bdraft\s+(?=" + _DOCUMENT + r")",
     _I,
 )
 _NOT_APPROVED = re.compile(
@@ -144,10 +144,20 @@ _NOT_APPROVED = re.compile(
     r"|\b(?:did\s+not|didn't|never|has\s+not|hasn't|have\s+not|haven't|won't|will\s+not)\s+"
     r"(?:(?:yet|formally|officially)\s+)?" + _APPROVE + r"\b"
     r"|\b(?:yet\s+to\s+be|still\s+(?:needs?|has|have)\s+to\s+be|waiting\s+to\s+be)\s+" + _APPROVED + r"\b"
+    r"|(?:\bnot|\bnever|n't)\s+(?:yet\s+)?(?:voted|decided|ruled|signed)\s+on\b|\byet\s+to\s+(?:" + _APPROVE + r"|vote)\b"
     r"|\b(?:pending|awaiting|awaits|await|needs|requires|subject\s+to|without)\s+(?:\w+\s+)?"
-    r"(?:approval|sign-?off|ratification|signatures?|a\s+vote)\b"
-    r"|(?<!not\s)(?<!n't\s)(?<!never\s)\b(?:rejected|vetoed|voted\s+down|turned\s+down|struck\s+down|shot\s+down|"
-    r"withdrawn|shelved|scrapped|overruled)\b",
+    r"(?:approval|sign-?off|ratification|signatures?|a\s+vote)\b",
+    _I,
+)
+_TURNED_DOWN = re.compile(
+    r"(?<!not\s)(?<!n't\s)(?<!never\s)\b(?:rejected|vetoed|withdrawn|shelved|scrapped|overruled|"
+    r"(?:voted|turned|struck|shot)\s+(?:(?:it|them|this|that)\s+)?down)\b",
+    _I,
+)
+#: A status heading or label that frames what follows: "DRAFT - not approved", "Proposal:".
+_STATUS_LABEL = re.compile(
+    r"^\W*(?:draft|proposal|proposed|unapproved|not\s+approved|pending(?:\s+approval)?|for\s+review|rfc|wip|"
+    r"work\s+in\s+progress)\b\W*(?:[-:\u2013\u2014(]|$)",
     _I,
 )
 _HEAD = re.compile(r"(?:\b([a-z][\w-]*)\s+)?\b(" + _DOCUMENT + r")", _I)
@@ -163,10 +173,13 @@ _APPROVAL_STATED = re.compile(
 _PRONOUN_SUBJECT = re.compile(
     r"^\W*(?:it|this|that|these|those|they|which|none\s+of\s+(?:it|this|them|these)|neither)\b", _I
 )
+_PRONOUN_OBJECT = re.compile(r"\s+(?:(?:on|off\s+on)\s+)?(?:it|this|them)\b|\b(?:it|this|them)\b", _I)
+_PLAIN_APPROVAL = re.compile(r"approv|sign|ratif|adopt", _I)
 _CONTRAST = re.compile(r";|\b(?:but|however|whereas|although|though|while)\b", _I)
 _PENDING_WORDS = re.compile(
-    r"\b(?:draft\w*|propos\w*|rfc|motion|bill|amendment|pitch|pending|tentative|provisional|preliminary|"
-    r"un(?:approved|signed|ratified|adopted)|reject\w*|approv\w*|ratif\w*|veto\w*)\b",
+    r"\b(?:draft\w*|propos\w*|rfc|motion|bill|amendment|pitch|pending|tentative\w*|provisional\w*|"
+    r"un(?:approved|signed|ratified|adopted)|reject\w*|approv\w*|ratif\w*|veto\w*|scrap\w*|withdr\w*|"
+    r"shelv\w*|overrul\w*|turned\s+down|voted\s+down|sign(?:ed)?[\s-]?off|merg\w*|await\w*)\b",
     _I,
 )
 
@@ -174,7 +187,8 @@ _PENDING_WORDS = re.compile(
 def claim_about_approval(claim: str) -> bool:
     """Whether the claim is itself about a draft, a proposal or an approval (then the unapproved-
     document rule does not apply: "The draft sets the budget at $5M" is what the draft says)."""
-    return bool(_PENDING_WORDS.search(view(claim)))
+    text = view(claim)
+    return bool(_PENDING_WORDS.search(text) or _PENDING.search(text) or _NOT_APPROVED.search(text))
 
 
 def _head(text: str) -> frozenset[str]:
@@ -189,21 +203,43 @@ def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> d
     """The spans that report an unapproved document's content, by sentence: the marker's part of
     its sentence (up to a contrast), the sentence before when a predicate's subject is a pronoun
     ("It was not approved."), and the other sentences naming the same document unless they state
-    its approval. A predicate about a document the claim names is left alone: "The PR adds retry
-    logic" is true of an unmerged PR."""
+    its approval. A predicate needs a document ("The ship was scrapped" is about a ship); one
+    about a document the claim names is left alone ("The PR adds retry logic" is true of an
+    unmerged PR)."""
     marks: dict[int, list[tuple[int, int]]] = {}
     for index, sentence in enumerate(found):
         text = sentence.text
-        adjectives, predicates = list(_PENDING.finditer(text)), list(_NOT_APPROVED.finditer(text))
-        if not adjectives and not predicates:
+        label = _STATUS_LABEL.search(text)
+        if label:
+            # A heading ("DRAFT - not approved") frames its passage; a label ("Draft: …") its sentence.
+            rest = text[label.end() :].strip()
+            framed = [index] if rest and len(rest.split()) > 3 else [i for i, other in enumerate(found) if other.passage == sentence.passage]
+            for other in framed:
+                marks.setdefault(other, []).append((0, len(found[other].text)))
+            continue
+        adjectives = list(_PENDING.finditer(text))
+        approvals, refusals = list(_NOT_APPROVED.finditer(text)), list(_TURNED_DOWN.finditer(text))
+        if not adjectives and not approvals and not refusals:
             continue
         previous = index - 1 if index > 0 and found[index - 1].passage == sentence.passage else None
-        pronoun = predicates and _PRONOUN_SUBJECT.search(text) and previous is not None
-        head = _head(found[previous].text) if pronoun and previous is not None else _head(text)
-        if predicates and not adjectives and head and head <= claim_stems:
-            continue
+        head = _head(text)
+        pronoun = previous is not None and (
+            bool(_PRONOUN_SUBJECT.search(text))
+            or (not head and any(_PRONOUN_OBJECT.match(text, m.end()) for m in approvals + refusals))
+            or (not head and any(_PRONOUN_OBJECT.search(m.group(0)) for m in refusals))
+        )
+        if pronoun and previous is not None:
+            head = _head(found[previous].text)
+        # Without a document, only a plain approval word about "it" counts ("This has not been
+        # signed off yet."); "Einstein never accepted quantum mechanics" is no approval.
+        approvals_plain = [m for m in approvals if _PLAIN_APPROVAL.search(m.group(0))]
+        if not adjectives:
+            if head and head <= claim_stems:
+                continue  # the claim reports the document itself
+            if not head and not (pronoun and approvals_plain):
+                continue  # a ship scrapped, an appeal rejected: no document
         cuts = list(_CONTRAST.finditer(text))
-        for marker in adjectives + predicates:
+        for marker in adjectives + approvals + refusals:
             start = max([m.end() for m in cuts if m.end() <= marker.start()], default=0)
             end = min([m.start() for m in cuts if m.start() >= marker.end()], default=len(text))
             marks.setdefault(index, []).append((start, end))
@@ -220,29 +256,28 @@ def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> d
 # ---------------------------------------------------------------- attributions
 
 _LEADING_FRAME = re.compile(
-    r"\b(?:said|says|stated|told\s+\w+|claimed|argued|insisted|alleged|reported|wrote|writes|posted|"
-    r"according\s+to\s+[^,;:]{1,60})\s*[,:]\s*(?=\S)",
-    _I,
+    r"\b(?:said|says|stated|told\s+\w+|claimed|argued|insisted|alleged|wrote|writes|posted)\s*[,:]\s*(?=\S)", _I
 )
+
+
 _TRAILING_FRAME = re.compile(
-    r",\s*(?:(?:[A-Z][\w'-]*\s+){1,2}|(?:he|she|they|the\s+\w+)\s+)(?:said|says|stated|claimed|wrote|added|reported)"
-    r"\W*$|,\s*according\s+to\s+[^,;.]{1,60}\W*$",
-    _I,
+    r",\s*(?:(?:or\s+)?so\s+)?(?:(?:I|we)\s+(?:think|believe|guess|suppose|reckon|heard|hear|feel)|"
+    r"(?:[A-Z][\w'-]*\s+){1,2}(?:said|says|claimed|claims|thinks|believes))\W*$"
 )
 
 
 def _attribution_marks(found: Sequence[Sentence]) -> dict[int, list[tuple[int, int]]]:
-    """What a sentence reports someone saying, by sentence: the rest of the sentence after
-    "Omar said," or "according to Omar," (a quote included), and the part before ", Omar said."
-    (a named speaker's first-person quote is the speaker's own statement, see :func:`view`)."""
+    """What a sentence reports someone saying or thinking, by sentence: the rest of the sentence
+    after "Omar said," or "Omar wrote:" (a quote included; a named speaker's first-person quote is
+    the speaker's own statement, see :func:`view`), and what comes before ", I think." or ", Omar
+    said." at its end. "According to X, …" keeps its clause scope: it is how encyclopedias cite
+    their sources."""
     marks: dict[int, list[tuple[int, int]]] = {}
     for index, sentence in enumerate(found):
-        text = sentence.text
-        for match in _LEADING_FRAME.finditer(text):
-            if ATTRIBUTION in unit_modes(text[: match.end()]):
-                marks.setdefault(index, []).append((match.end(), len(text)))
-        trailing = _TRAILING_FRAME.search(text)
-        if trailing and ATTRIBUTION in unit_modes(trailing.group(0)):
+        for match in _LEADING_FRAME.finditer(sentence.text):
+            marks.setdefault(index, []).append((match.end(), len(sentence.text)))
+        trailing = _TRAILING_FRAME.search(sentence.text)
+        if trailing:
             marks.setdefault(index, []).append((0, trailing.start()))
     return marks
 
@@ -262,16 +297,25 @@ class _Unit:
 _PRONOUN_OPENING = re.compile(r"^\W*(?:it|this|that|they|these|those|he|she|its|their|his|her)\b", _I)
 
 
-def _states(clean: _Unit, carried: frozenset[str]) -> bool:
+def _states(clean: _Unit, carried: frozenset[str], subject: frozenset[str], claim_stems: frozenset[str]) -> bool:
+    """Whether a clean clause states what an offending one carries; a clause about the claim that
+    opens with a pronoun may leave out one word, or the claim's subject ("She won 23 titles")."""
     missing = carried - clean.stems
-    return not missing or (clean.pronoun and len(missing) == 1 and len(carried) > 1)
+    if not missing:
+        return True
+    if not clean.pronoun or not clean.stems & claim_stems:
+        return False
+    return len(missing) == 1 or missing <= subject
 
 
 def _units(found: Sequence[Sentence], modes: frozenset[str], marks: dict[int, list[tuple[int, int]]]) -> list[_Unit]:
     units = []
     for index, sentence in enumerate(found):
         if not sentence.kept:
-            units.append(_Unit(stems(sentence.text), DROPPED, False))
+            # Dropped for a speech act (a question, a hedge): it must not carry the content alone.
+            # Dropped for a negation only: the negation rule reads it.
+            if not modes_compatible(unit_modes(sentence.text), modes):
+                units.append(_Unit(stems(sentence.text), DROPPED, False))
             continue
         question = frozenset({QUESTION}) if opens_question(sentence.text) else frozenset()
         for start, end in _pieces(sentence.text, SCOPE_BOUNDARY):
@@ -294,7 +338,7 @@ def speech_act_problem(claim: str, modes: frozenset[str], found: Sequence[Senten
     marks: dict[int, list[tuple[int, int]]] = {}
     if QUESTION not in modes:
         marks = _question_marks(found)
-    if ATTRIBUTION not in modes:
+    if not modes & {ATTRIBUTION, UNCERTAINTY} and not any(mode.startswith(ATTITUDE) for mode in modes):
         for index, spans in _attribution_marks(found).items():
             marks.setdefault(index, []).extend(spans)
     if not claim_about_approval(claim):
@@ -302,10 +346,11 @@ def speech_act_problem(claim: str, modes: frozenset[str], found: Sequence[Senten
             marks.setdefault(index, []).extend(spans)
     units = _units(found, modes, marks)
     clean = [unit for unit in units if unit.problem is None and not unit.negated]
+    subject = claim_subject(claim)
     for rule in (SPEECH_ACT, DROPPED):
         for unit in units:
             carried = unit.stems & claim_stems
-            if unit.problem == rule and carried and not any(_states(other, carried) for other in clean):
+            if unit.problem == rule and carried and not any(_states(other, carried, subject, claim_stems) for other in clean):
                 return rule
     return None
 
@@ -316,9 +361,9 @@ def speech_act_problem(claim: str, modes: frozenset[str], found: Sequence[Senten
 def negation_problem(claim: str, found: Sequence[Sentence]) -> bool:
     """Whether a negated clause of the group negates the (positive) claim's content
     (docs/policy.md, "Scope"): it shares a stem with the claim and holds all of the claim's,
-    or holds nothing but claim stems ("She doesn't use it anymore"), or the claim's other stems
-    are stated nowhere positive in the kept text ("Alice has no access to billing" leaves
-    "Alice owns ingestion" alone)."""
+    or holds nothing but claim stems ("She doesn't use it anymore"), or holds two of them while
+    the claim's other stems are stated nowhere positive in the kept text ("The vendor has not
+    shipped anything yet"); "Alice has no access to billing" leaves "Alice owns ingestion" alone."""
     claim_stems = stems(claim)
     positive: set[str] = set()
     negated = []
@@ -330,7 +375,11 @@ def negation_problem(claim: str, found: Sequence[Sentence]) -> bool:
                 positive |= stems(clause.text)
     return any(
         found_stems & claim_stems
-        and (claim_stems <= found_stems or found_stems <= claim_stems or not (claim_stems - found_stems) <= positive)
+        and (
+            claim_stems <= found_stems
+            or found_stems <= claim_stems
+            or (len(found_stems & claim_stems) >= 2 and not (claim_stems - found_stems) <= positive)
+        )
         for found_stems in negated
     )
 
@@ -365,62 +414,3 @@ def negation_unrelated(claim: str, passages: Sequence[str]) -> bool:
     for text in passages:
         named |= stems(view(text))
     return any(core - named for core in negation_cores(view(claim)))
-
-
-# ---------------------------------------------------------------- contradictions and truncation
-
-
-def conflict_carrier(claim: str, passages: Sequence[str]) -> bool:
-    """Whether a passage has a sentence about the claim — two thirds of its stems (at least one)
-    — that does not negate something else instead ("Nadia did not attend the Atlas review" is
-    about the review, not about who leads Atlas): a contradiction there is about the claim."""
-    claim_stems = stems(claim)
-    need = max(1, math.ceil(2 * len(claim_stems) / 3))
-    for sentence in sentences(passages):
-        if len(stems(sentence.text) & claim_stems) < need:
-            continue
-        off_target = any(
-            clause.negated and (found := stems(clause.text)) & claim_stems
-            and not (claim_stems <= found or found <= claim_stems)
-            for clause in polarity_clauses(sentence.text)
-        )
-        if not off_target:
-            return True
-    return False
-
-
-#: Words of a premise the strict policy trusts the model to have seen when the pair was cut:
-#: well inside 512 tokens, less twice the claim's words (docs/policy.md, "Truncation").
-SEEN_WORDS = 250
-LONG_CLAIM_WORDS = 60
-
-
-def truncation_matters(claim: str, modes: frozenset[str], premise: str) -> bool:
-    """Whether a cut pair's support may rest on what the model did not see (docs/policy.md,
-    "Truncation"): the claim is long (it may be cut itself), the sentence that states most of the
-    claim lies past the part surely seen, or some sentence about the claim anywhere in the premise
-    negates, corrects, hedges, or names another value of a kind the claim names."""
-    claim_words = len(claim.split())
-    if claim_words > LONG_CLAIM_WORDS:
-        return True
-    claim_stems = stems(claim)
-    claim_values = strict_values(claim)
-    seen = SEEN_WORDS - 2 * claim_words
-    best, best_end, position = 0, 0, 0
-    for sentence in sentences([premise]):
-        position += len(sentence.text.split())
-        found = stems(sentence.text) & claim_stems
-        if len(found) > best:
-            best, best_end = len(found), position
-        if not found:
-            continue
-        if is_negated(sentence.text) or has_correction_cue(sentence.text):
-            return True
-        if not modes_compatible(unit_modes(sentence.text) | (
-            frozenset({QUESTION}) if opens_question(sentence.text) else frozenset()
-        ), modes):
-            return True
-        values = strict_values(sentence.text)
-        if any(not values.get(kind, frozenset()) <= claim_values[kind] for kind in claim_values):
-            return True
-    return best == 0 or best_end > seen

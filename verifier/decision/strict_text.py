@@ -25,6 +25,7 @@ __all__ = [
     "view",
     "strict_tokens",
     "stems",
+    "claim_subject",
     "strict_modes",
     "unit_modes",
     "opens_question",
@@ -175,6 +176,26 @@ def stems(text: str) -> frozenset[str]:
     return frozenset(_stem(token) for token in strict_tokens(text) if token not in _STOP)
 
 
+_SUBJECT_SKIP = frozenset("the a an our my his her their its this that".split())
+
+
+def claim_subject(claim: str) -> frozenset[str]:
+    """The claim's subject, crudely: the stems of its leading capitalised words ("Marie Curie"),
+    else its first content stem ("launch" of "The launch is on Tuesday")."""
+    words = [word for word in re.findall(r"[^\W_][\w'-]*", view(claim))]
+    while words and words[0].lower() in _SUBJECT_SKIP:
+        words = words[1:]
+    leading = []
+    for word in words:
+        if not word[0].isupper():
+            break
+        leading.append(word)
+    found = stems(" ".join(leading))
+    if found:
+        return found
+    return next((token for word in words if (token := stems(word))), frozenset())
+
+
 # ---------------------------------------------------------------- clauses and negation scope
 
 _AUXILIARY = (
@@ -320,7 +341,8 @@ def speech_act_modes(text: str) -> frozenset[str]:
 
 _HEDGE = re.compile(
     r"\b(?:probably|likely|unlikely|could|expected\s+to|seems?|seemed|appears?\s+to|apparently|"
-    r"presumably|supposedly|not\s+sure|unsure|sounds\s+like)\b",
+    r"presumably|supposedly|not\s+sure|unsure|sounds\s+like|supposed\s+to|meant\s+to|rumou?r\s+has\s+it|"
+    r"(?:so\s+)?i\s+(?:heard|hear)|word\s+is)\b",
     _I,
 )
 #: The modal "may": lower case and followed by a lower-case word ("May Chen" is a name, "May saw
@@ -340,7 +362,7 @@ _ATTITUDE = re.compile(
     r"reckon|reckons|suspect|suspects|assume|assumes)\b",
     _I,
 )
-_PAST = re.compile(r"\b(?:used\s+to|formerly|former)\b", _I)
+_PAST = re.compile(r"\b(?:used\s+to|formerly|former)\b|\buntil\s+(?:(?:19|20)\d\d|last|recently)\b", _I)
 _QUESTION_START = re.compile(
     r"^\W*(?:do|does|did|is|are|was|were|can|could|would|should|has|have|had|shall)\s+(?!not\b)\w"
     r"|^\W*may\s+(?:i|we|you|he|she|it|they)\b|\b(?:can|could)\s+you\b|\bplease\s+confirm\b",

@@ -14,6 +14,7 @@ bytes), and two sizes agree when a reading agrees.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
@@ -152,17 +153,64 @@ def _month_number(word: str) -> int:
     return _MONTHS.index(word.lower()) + 1
 
 
+_QUALIFIER = re.compile(
+    r"\b(over|more\s+than|above|exceeding|in\s+excess\s+of|upwards\s+of|at\s+least|greater\s+than|under|"
+    r"less\s+than|below|fewer\s+than|at\s+most|up\s+to|no\s+more\s+than|about|around|approximately|roughly|"
+    r"nearly|almost|some|circa|an\s+estimated|estimated)\s*[$€£]?\s*$|~\s*$",
+    _I,
+)
+_AT_LEAST = frozenset({"over", "more than", "above", "exceeding", "in excess of", "upwards of", "at least", "greater than"})
+_AT_MOST = frozenset({"under", "less than", "below", "fewer than", "at most", "up to", "no more than"})
+_EXACT = (1.0, 1.0)
+#: (kind, value) → the factors a claim value's readings may be scaled by and still match.
+Bounds = dict[tuple[str, str], tuple[float, float]]
+
+
+def _bounds(text: str, start: int, digits: str, scaled: bool) -> tuple[float, float]:
+    """How loosely a claim states a number: "over 20,000" is any reading at least 20,000, "about
+    6,400" one within 10 %, "$50 million" one that rounds to it (50.3 million), "21,000" one that
+    rounds to the thousand; years and small numbers are exact."""
+    qualifier = _QUALIFIER.search(text[max(0, start - 24) : start])
+    if qualifier:
+        word = " ".join((qualifier.group(1) or "~").lower().split())
+        return (1.0, math.inf) if word in _AT_LEAST else (0.0, 1.0) if word in _AT_MOST else (0.9, 1.1)
+    plain = digits.replace(",", "")
+    raw = float(plain)
+    if raw <= 0:
+        return _EXACT
+    if scaled:
+        tolerance = 0.5 * 10.0 ** -(len(plain.split(".")[1]) if "." in plain else 0)
+    elif "." not in plain and raw >= 10000 and len(plain) - len(plain.rstrip("0")) >= 3:
+        tolerance = 0.5 * 10.0 ** (len(plain) - len(plain.rstrip("0")))
+    else:
+        return _EXACT
+    return (1 - tolerance / raw, 1 + tolerance / raw)
+
+
 def strict_values(text: str) -> dict[str, frozenset[str]]:
     """Values by kind after normalisation (docs/policy.md, "Values"): ``date`` (month-day, ISO
     and written forms alike; a date's year also counts as a ``number``), ``quantity:<family>``
     (readings in the family's base unit: ``2 hours`` = ``120 minutes``, ``$5M`` = ``$5,000,000``),
     ``number`` (canonical; number words two…fifty; ``1.5 million`` = ``1500000``), ``weekday``
-    (names and capitalised abbreviations), ``month`` (names; "May" as :func:`month_may` says)."""
+    (names and capitalised abbreviations), ``month`` (names, a date's month too; "May" as
+    :func:`month_may` says)."""
+    return _scan(text)[0]
+
+
+def _scan(text: str) -> tuple[dict[str, frozenset[str]], Bounds]:
     text = _PER_CENT.sub("percent", _normal(text))
     found: dict[str, set[str]] = {}
+    bounds: Bounds = {}
+    # Where the number being read starts, its digits, and whether a scale word follows it.
+    here: list[tuple[int, str, bool]] = [(0, "0", False)]
 
     def add(kind: str, value: str) -> None:
         found.setdefault(kind, set()).add(value)
+        if kind == "number" or kind.startswith("quantity:"):
+            start, digits, scaled = here[-1]
+            loose = _bounds(text, start, digits, scaled)
+            if loose != _EXACT and not (kind == "number" and "." not in value and 1000 <= float(value) <= 2100):
+                bounds[(kind, value)] = loose
 
     def quantity(value: float, unit: str) -> bool:
         readings = _readings(value, unit)
@@ -177,16 +225,19 @@ def strict_values(text: str) -> dict[str, frozenset[str]]:
         if year:
             add("number", canonical_number(year))
         add("date", f"{month:02d}-{int(day):02d}")
+        add("month", _MONTHS[month - 1])  # "13 July 2016" names July too
         return " "
 
     def money(match: "re.Match[str]") -> str:
         symbol, digits, scale = match.groups()
+        here.append((match.start(), digits, scale is not None))
         value = float(digits.replace(",", "")) * (_SCALE[scale.lower()] if scale else 1)
         quantity(value, {"$": "usd", "€": "eur", "£": "gbp"}[symbol])
         return " "
 
     def scaled(match: "re.Match[str]") -> str:
         sign, digits, scale, currency = match.groups()
+        here.append((match.start(), digits, True))
         value = float(sign + digits.replace(",", "")) * _SCALE[scale.lower()]
         if currency is None or not quantity(value, currency):
             add("number", canonical_number(repr(value)))
@@ -199,6 +250,7 @@ def strict_values(text: str) -> dict[str, frozenset[str]]:
     text = _DECADE.sub(" ", _SCALED.sub(scaled, text))
     for match in _QUANTITY.finditer(text):
         sign, digits, ordinal, unit = match.groups()
+        here.append((match.start(), digits, unit is not None and unit.lower() == "k"))
         value = canonical_number(sign + digits)
         if ordinal is not None:
             add("number", value)
@@ -212,6 +264,7 @@ def strict_values(text: str) -> dict[str, frozenset[str]]:
             add("number", value)
     for match in _NUMBER_WORD.finditer(text):
         number = _NUMBER_WORDS[match.group(1).lower()]
+        here.append((match.start(), str(number), False))
         unit = match.group(2)
         if not (unit is not None and len(unit) > 2 and unit.lower() in _UNIT_WORDS and quantity(float(number), unit)):
             add("number", str(number))
@@ -224,7 +277,7 @@ def strict_values(text: str) -> dict[str, frozenset[str]]:
         add("month", match.group(0).lower())
     if month_may(text):
         add("month", "may")
-    return {kind: frozenset(values) for kind, values in found.items()}
+    return {kind: frozenset(values) for kind, values in found.items()}, bounds
 
 
 _TOTAL = re.compile(r"\b(?:in\s+total|total|totals|altogether|overall|combined|in\s+all|sum)\b", _I)
@@ -235,22 +288,34 @@ def has_total_cue(text: str) -> bool:
     return bool(_TOTAL.search(_normal(text)))
 
 
-def _among(value: str, values: frozenset[str]) -> bool:
+def _among(value: str, values: frozenset[str], loose: tuple[float, float] = _EXACT) -> bool:
     readings = set(value.split("|"))
-    return any(readings & set(other.split("|")) for other in values)
+    if any(readings & set(other.split("|")) for other in values):
+        return True
+    if loose == _EXACT:
+        return False
+    low, high = loose
+    found = [float(reading) for other in values for reading in other.split("|")]
+    return any(
+        float(reading) * low * (1 - 1e-9) <= number <= float(reading) * high * (1 + 1e-9)
+        for reading in readings
+        for number in found
+    )
 
 
 def values_conflict(claim: str, passages_text: str, *, ignore_numbers: bool = False) -> bool:
     """Some kind has values in both, and a value of the claim is not among the passages'
     (a superset in the passages is no conflict). Quantities compare within their family, in
-    base units: ``2 hours`` against ``120 minutes`` is no conflict, against ``2 GB`` no comparison."""
-    claim_values = strict_values(claim)
+    base units: ``2 hours`` against ``120 minutes`` is no conflict, against ``2 GB`` no comparison.
+    A claim's loose number matches what it allows: "over 20,000 km" 21,196 km, "$50 million"
+    $50.3 million (:func:`_bounds`)."""
+    claim_values, bounds = _scan(claim)
     passage_values = strict_values(passages_text)
     for kind, values in claim_values.items():
         if ignore_numbers and (kind == "number" or kind.startswith("quantity:")):
             continue
         if kind not in passage_values:
             continue
-        if any(not _among(value, passage_values[kind]) for value in values):
+        if any(not _among(value, passage_values[kind], bounds.get((kind, value), _EXACT)) for value in values):
             return True
     return False
