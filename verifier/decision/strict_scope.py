@@ -260,21 +260,23 @@ _LEADING_FRAME = re.compile(
 )
 
 
+_HEDGE_WORD = r"(?:most\s+likely|probably|apparently|presumably|supposedly|seemingly|likely|reportedly|allegedly)"
 _TRAILING_FRAME = re.compile(
     r",\s*(?:(?:or\s+)?so\s+)?(?:(?:I|we)\s+(?:think|believe|guess|suppose|reckon|heard|hear|feel)|"
-    r"(?:[A-Z][\w'-]*\s+){1,2}(?:said|says|claimed|claims|thinks|believes))\W*$"
+    r"(?:[A-Z][\w'-]*\s+){1,2}(?:said|says|claimed|claims|thinks|believes)|(?i:" + _HEDGE_WORD + r"))\W*$"
 )
+_LEADING_HEDGE = re.compile(r"^\W*" + _HEDGE_WORD + r"\s*,", _I)
 
 
 def _attribution_marks(found: Sequence[Sentence]) -> dict[int, list[tuple[int, int]]]:
-    """What a sentence reports someone saying or thinking, by sentence: the rest of the sentence
-    after "Omar said," or "Omar wrote:" (a quote included; a named speaker's first-person quote is
-    the speaker's own statement, see :func:`view`), and what comes before ", I think." or ", Omar
-    said." at its end. "According to X, …" keeps its clause scope: it is how encyclopedias cite
+    """What a sentence reports someone saying or thinking, or hedges as a whole, by sentence: the
+    rest of the sentence after "Omar said,", "Omar wrote:" or "Most likely," (a quote included; a
+    named speaker's first-person quote is the speaker's own statement, see :func:`view`), and
+    what comes before ", I think.", ", Omar said." or ", apparently." at its end. "According to X, …" keeps its clause scope: it is how encyclopedias cite
     their sources."""
     marks: dict[int, list[tuple[int, int]]] = {}
     for index, sentence in enumerate(found):
-        for match in _LEADING_FRAME.finditer(sentence.text):
+        for match in [*_LEADING_FRAME.finditer(sentence.text), *_LEADING_HEDGE.finditer(sentence.text)]:
             marks.setdefault(index, []).append((match.end(), len(sentence.text)))
         trailing = _TRAILING_FRAME.search(sentence.text)
         if trailing:

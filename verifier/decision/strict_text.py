@@ -215,12 +215,14 @@ _RELATIVE_NEGATION = re.compile(
 _NEGATION_CUE = re.compile(
     r"\b(?:not(?!\s+(?:only|just)\b)|never|no\s+longer|cannot|\w+n't|dont|doesnt|didnt|isnt|wasnt|arent|"
     r"werent|cant|wont|hasnt|havent|hadnt|couldnt|shouldnt|wouldnt|nobody|none|nothing|neither|nor|"
+    r"(?:has|have|had|is|are|was|were)\s+yet\s+to|fail(?:s|ed)?\s+to|"
     r"(?<!\bwith\s)no(?!\s+longer)(?=\s+\w))\b",
     _I,
 )
-#: Negative predicates: after a negation they make a double negation ("never fails to" = always).
+#: Negative predicates: after a negation they make a double negation ("never forgets to" = always).
+#: "fails to" and "has yet to" are negation cues of their own, so "never fails to" is two cues.
 _NEGATIVE_PREDICATE = re.compile(
-    r"\b(?:fail(?:s|ed|ing)?\s+to|forg(?:et|ets|ot|otten|etting)\s+to|neglect(?:s|ed|ing)?\s+to|"
+    r"\b(?:failing\s+to|forg(?:et|ets|ot|otten|etting)\s+to|neglect(?:s|ed|ing)?\s+to|"
     r"ceas(?:e|es|ed|ing)\s+to|hesitat(?:e|es|ed|ing)\s+to|un(?:common|usual|like|reasonable|important|"
     r"true|known|familiar|aware|able|available|related|successful|typical|expected))\b",
     _I,
@@ -341,8 +343,9 @@ def speech_act_modes(text: str) -> frozenset[str]:
 
 _HEDGE = re.compile(
     r"\b(?:probably|likely|unlikely|could|expected\s+to|seems?|seemed|appears?\s+to|apparently|"
-    r"presumably|supposedly|not\s+sure|unsure|sounds\s+like|supposed\s+to|meant\s+to|rumou?r\s+has\s+it|"
-    r"(?:so\s+)?i\s+(?:heard|hear)|word\s+is)\b",
+    r"presumably|supposedly|seemingly|not\s+sure|unsure|sounds\s+like|looks\s+like|looks\s+as\s+if|"
+    r"supposed\s+to|meant\s+to|rumou?r\s+has\s+it|(?:so\s+)?i\s+(?:heard|hear)|word\s+is|in\s+theory|"
+    r"(?:fairly|pretty|reasonably|quite)\s+(?:sure|certain|confident)|would\s+have)\b",
     _I,
 )
 #: The modal "may": lower case and followed by a lower-case word ("May Chen" is a name, "May saw
@@ -362,10 +365,15 @@ _ATTITUDE = re.compile(
     r"reckon|reckons|suspect|suspects|assume|assumes)\b",
     _I,
 )
-_PAST = re.compile(r"\b(?:used\s+to|formerly|former)\b|\buntil\s+(?:(?:19|20)\d\d|last|recently)\b", _I)
+_PAST = re.compile(
+    r"\b(?:used\s+to|formerly|former|previously)\b|\b(?:was|were|had)\s+once\b"
+    r"|\buntil\s+(?:(?:19|20)\d\d|last|recently)\b",
+    _I,
+)
 _QUESTION_START = re.compile(
     r"^\W*(?:do|does|did|is|are|was|were|can|could|would|should|has|have|had|shall)\s+(?!not\b)\w"
-    r"|^\W*may\s+(?:i|we|you|he|she|it|they)\b|\b(?:can|could)\s+you\b|\bplease\s+confirm\b",
+    r"|^\W*may\s+(?:i|we|you|he|she|it|they)\b|\b(?:can|could)\s+you\b"
+    r"|\b(?:please|pls|plz)\s+(?:confirm|check|verify|let\s+me\s+know)\b",
     _I,
 )
 
