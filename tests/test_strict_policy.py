@@ -326,7 +326,7 @@ def test_expired_and_future_passages_do_not_support() -> None:
     assert run(claim, still, as_of=AS_OF).status.value == "supported"
     # Without as_of there is nothing to compare with: the passage supports.
     assert run(claim, expired).status.value == "supported"
-    # A claim about the past: the closed window still speaks for its time (docs/policy.md, "Past claims").
+    # A claim about the past: the closed window still speaks for its time (docs/policy.md, "Speech-act modes").
     assert run("The launch was on Tuesday.", expired, as_of=AS_OF).status.value == "supported"
     dated = [p("The launch is Tuesday.", 0.97, 0.01, valid_from=datetime(2025, 1, 1, tzinfo=timezone.utc),
                valid_to=datetime(2025, 12, 31, tzinfo=timezone.utc))]  # fmt: skip

@@ -128,7 +128,7 @@ class Outcome:
 
 
 def _aware(value: datetime) -> datetime:
-    """A naive timestamp is read as UTC (docs/policy.md, "Validity")."""
+    """A naive timestamp is read as UTC (docs/policy.md, "Inputs")."""
     return value if value.tzinfo is not None and value.utcoffset() is not None else value.replace(tzinfo=timezone.utc)
 
 
@@ -136,7 +136,7 @@ def _validity(passage: ClaimEvidence, as_of: Optional[datetime], claim_years: Op
     """``expired`` or ``not_yet_valid`` as of ``as_of``. ``claim_years`` is given for a claim about
     the past: an expired passage still speaks for the time it was valid, so it is not expired for a
     claim without a year, nor for one whose years all lie in the passage's window (docs/policy.md,
-    "Past claims")."""
+    "Support vetoes", ``expired``)."""
     if as_of is None:
         return None
     moment = _aware(as_of)
@@ -222,7 +222,7 @@ class _Rules:
         self.total = has_total_cue(claim)
         self.years = _claim_years(claim)
         #: What the claim asserts: its values are compared; a negated claim's denied values
-        #: ("not released in 1999") are not (docs/policy.md, "Negated claims").
+        #: ("not released in 1999") are not (docs/policy.md, "Scope").
         self.asserted = " ".join(clause.text for clause in polarity_clauses(claim) if not clause.negated)
 
     def passages(self, group: tuple[int, ...]) -> list[ClaimEvidence]:

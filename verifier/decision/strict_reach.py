@@ -1,5 +1,5 @@
-"""How far a support's trouble reaches beyond its own passage (docs/policy.md, "Dropped
-contradictions" and "Truncation"): whether a contradiction the reference dropped is about the
+"""How far a support's trouble reaches beyond its own passage (docs/policy.md, "Support
+vetoes": ``dropped_contradiction`` and ``truncated_pair``): whether a contradiction the reference dropped is about the
 claim, and whether a pair the model saw cut may hide what decides the claim.
 
 Pure functions of text, never used by the reference policies; every pattern is compiled once
@@ -12,10 +12,9 @@ import math
 import re
 from typing import Sequence
 
-from .strict_scope import sentences
+from .strict_scope import claim_subject, sentences
 from .strict_text import (
     QUESTION,
-    claim_subject,
     has_correction_cue,
     is_negated,
     modes_compatible,
@@ -73,17 +72,17 @@ def conflict_carrier(claim: str, passages: Sequence[str]) -> bool:
 
 #: Words of a premise the strict policy trusts the model to have seen when the pair was cut:
 #: well inside 512 tokens, less twice the claim's words, and at most half the premise
-#: (docs/policy.md, "Truncation").
+#: (docs/policy.md, "Support vetoes").
 SEEN_WORDS = 250
 LONG_CLAIM_WORDS = 60
 
 
 def truncation_matters(claim: str, modes: frozenset[str], premise: str) -> bool:
     """Whether a cut pair's support may rest on what the model did not see (docs/policy.md,
-    "Truncation"): the claim is long (it may be cut itself); the sentence that states most of the
-    claim does not lie in the part surely seen; or a sentence past that part names what the claim
-    says beyond its subject, or names the subject and negates, corrects, hedges or gives a value
-    of a kind the claim names."""
+    "Support vetoes", ``truncated_pair``): the claim is long (it may be cut itself); no sentence
+    holds a claim stem, or the one that holds most of them does not end in the part surely seen;
+    or a sentence past that part names what the claim says beyond its subject, or names the
+    subject and negates, corrects, hedges or gives a value of a kind the claim names."""
     claim_words = len(claim.split())
     if claim_words > LONG_CLAIM_WORDS:
         return True

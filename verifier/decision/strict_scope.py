@@ -32,7 +32,6 @@ from .strict_text import (
     opens_question,
     polarity_clauses,
     stems,
-    claim_subject,
     unit_modes,
     values_conflict,
     view,
@@ -40,6 +39,7 @@ from .strict_text import (
 
 __all__ = [
     "Sentence",
+    "claim_subject",
     "sentences",
     "speech_act_problem",
     "negation_problem",
@@ -88,6 +88,26 @@ def _pieces(text: str, boundary: "re.Pattern[str]") -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
+_SUBJECT_SKIP = frozenset("the a an our my his her their its this that".split())
+
+
+def claim_subject(claim: str) -> frozenset[str]:
+    """The claim's subject, crudely: the stems of its leading capitalised words ("Marie Curie"),
+    else its first content stem ("launch" of "The launch is on Tuesday")."""
+    words = [word for word in re.findall(r"[^\W_][\w'-]*", view(claim))]
+    while words and words[0].lower() in _SUBJECT_SKIP:
+        words = words[1:]
+    leading = []
+    for word in words:
+        if not word[0].isupper():
+            break
+        leading.append(word)
+    found = stems(" ".join(leading))
+    if found:
+        return found
+    return next((token for word in words if (token := stems(word))), frozenset())
+
+
 # ---------------------------------------------------------------- reported questions
 
 _Q_VERB = (
@@ -129,7 +149,7 @@ _APPROVED = (
     r"endorsed|authori[sz]ed|sanctioned|green-?lit|confirmed)"
 )
 _APPROVE = r"(?:approve|adopt|ratify|sign|accept|pass|merge|finali[sz]e|enact|agree\s+to|endorse|authori[sz]e|confirm)"
-#: Word classes of non-approval (docs/policy.md, "Unapproved documents"). Adjectives qualify the
+#: Word classes of non-approval (docs/policy.md, "Scope"). Adjectives qualify the
 #: document they precede ("the unapproved draft", "the proposed budget", "the draft budget");
 #: predicates say of a document that it was not approved ("was not approved", "pending
 #: sign-off") or turned it down ("was rejected", "was shelved").
@@ -213,7 +233,11 @@ def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> d
         if label:
             # A heading ("DRAFT - not approved") frames its passage; a label ("Draft: …") its sentence.
             rest = text[label.end() :].strip()
-            framed = [index] if rest and len(rest.split()) > 3 else [i for i, other in enumerate(found) if other.passage == sentence.passage]
+            framed = (
+                [index]
+                if rest and len(rest.split()) > 3
+                else [i for i, other in enumerate(found) if other.passage == sentence.passage]
+            )
             for other in framed:
                 marks.setdefault(other, []).append((0, len(found[other].text)))
             continue
@@ -272,8 +296,8 @@ def _attribution_marks(found: Sequence[Sentence]) -> dict[int, list[tuple[int, i
     """What a sentence reports someone saying or thinking, or hedges as a whole, by sentence: the
     rest of the sentence after "Omar said,", "Omar wrote:" or "Most likely," (a quote included; a
     named speaker's first-person quote is the speaker's own statement, see :func:`view`), and
-    what comes before ", I think.", ", Omar said." or ", apparently." at its end. "According to X, …" keeps its clause scope: it is how encyclopedias cite
-    their sources."""
+    what comes before ", I think.", ", Omar said." or ", apparently." at its end. "According to
+    X, …" keeps its clause scope: it is how encyclopedias cite their sources."""
     marks: dict[int, list[tuple[int, int]]] = {}
     for index, sentence in enumerate(found):
         for match in [*_LEADING_FRAME.finditer(sentence.text), *_LEADING_HEDGE.finditer(sentence.text)]:
@@ -397,7 +421,7 @@ def negated_claim_unsupported(claim: str, found: Sequence[Sentence]) -> bool:
     """For a negated claim: no clause of the group negates the claim's negated content, and no
     sentence about it corrects, replaces or restricts ("switched to", "no longer", "only") —
     or names another value of the negated kind ("released in 2001" for "not released in 1999"):
-    a plain positive passage cannot support a negation (docs/policy.md, "Negated claims")."""
+    a plain positive passage cannot support a negation (docs/policy.md, "Scope")."""
     negated = stems(" ".join(clause.text for clause in polarity_clauses(claim) if clause.negated)) or stems(claim)
     for sentence in found:
         if any(clause.negated and stems(clause.text) & negated for clause in polarity_clauses(sentence.text)):
@@ -411,7 +435,7 @@ def negated_claim_unsupported(claim: str, found: Sequence[Sentence]) -> bool:
 
 def negation_unrelated(claim: str, passages: Sequence[str]) -> bool:
     """For a negated claim: the passages do not name what the claim negates — "Alice uses Linear"
-    says nothing about "Alice does not use Jira" (docs/policy.md, "Negated claims")."""
+    says nothing about "Alice does not use Jira" (docs/policy.md, "Scope")."""
     named: set[str] = set()
     for text in passages:
         named |= stems(view(text))

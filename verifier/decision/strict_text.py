@@ -25,7 +25,6 @@ __all__ = [
     "view",
     "strict_tokens",
     "stems",
-    "claim_subject",
     "strict_modes",
     "unit_modes",
     "opens_question",
@@ -65,7 +64,7 @@ _TRANSLATE = str.maketrans(
 
 
 def normalise(text: str) -> str:
-    """NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation")."""
+    """NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports")."""
     return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
 
 
@@ -90,7 +89,7 @@ def _self_report(match: "re.Match[str]") -> str:
 
 def view(text: str) -> str:
     """The text the strict rules read: :func:`normalise`, then a named speaker's first-person quote
-    read as the speaker's own statement (docs/policy.md, "Self-reports"): ``Alice said, "I don't use
+    read as the speaker's own statement (docs/policy.md, "Normalisation and self-reports"): ``Alice said, "I don't use
     Jira"`` reads ``Alice don't use Jira`` — not an attribution, and its negation counts."""
     return _SELF_REPORT.sub(_self_report, normalise(text))
 
@@ -110,7 +109,7 @@ _GENERIC = frozenset(
     of on pipeline project service system that team the this to user was were we will with you
     has have had been can anymore any""".split()
 )
-#: Words that carry no content for scoping (docs/policy.md, "Stems"): pronouns and fillers.
+#: Words that carry no content for scoping (docs/policy.md, "Normalisation and self-reports"): pronouns and fillers.
 _STOP = frozenset(
     """he she they them his her hers their theirs its i'm i've i'd i'll me my mine us our ours your yours
     these those there here who whom whose which what when where why how also too still yet ever just
@@ -126,9 +125,10 @@ _IRREGULAR = {
     "chose": "choose", "chosen": "choose", "knew": "know", "known": "know", "shown": "show", "told": "tell",
     "thought": "think", "brought": "bring", "kept": "keep", "felt": "feel", "got": "get", "gotten": "get",
     "became": "become", "came": "come", "drove": "drive", "spoke": "speak", "spoken": "speak",
-    "used": "use", "using": "use", "stood": "stand", "taught": "teach", "caught": "catch", "fought": "fight", "grew": "grow", "grown": "grow",
+    "used": "use", "using": "use", "stood": "stand", "taught": "teach", "caught": "catch", "fought": "fight",
+    "grew": "grow", "grown": "grow",
 }
-#: Near-synonym verbs read as one relation: "works on" and "runs on" (docs/policy.md, "Stems").
+#: Near-synonym verbs read as one relation: "works on" and "runs on" (docs/policy.md, "Normalisation and self-reports").
 _SYNONYMS = {"work": "run", "operat": "run", "function": "run"}
 
 
@@ -172,28 +172,8 @@ def _stem(word: str) -> str:
 def stems(text: str) -> frozenset[str]:
     """Strict content tokens, crudely stemmed (``shipped`` = ``ships`` = ``ship``, ``led`` = ``lead``),
     near-synonym verbs merged (``works`` = ``runs``) and pronouns and fillers left out: the words
-    the scoping rules compare (docs/policy.md, "Stems")."""
+    the scoping rules compare (docs/policy.md, "Normalisation and self-reports")."""
     return frozenset(_stem(token) for token in strict_tokens(text) if token not in _STOP)
-
-
-_SUBJECT_SKIP = frozenset("the a an our my his her their its this that".split())
-
-
-def claim_subject(claim: str) -> frozenset[str]:
-    """The claim's subject, crudely: the stems of its leading capitalised words ("Marie Curie"),
-    else its first content stem ("launch" of "The launch is on Tuesday")."""
-    words = [word for word in re.findall(r"[^\W_][\w'-]*", view(claim))]
-    while words and words[0].lower() in _SUBJECT_SKIP:
-        words = words[1:]
-    leading = []
-    for word in words:
-        if not word[0].isupper():
-            break
-        leading.append(word)
-    found = stems(" ".join(leading))
-    if found:
-        return found
-    return next((token for word in words if (token := stems(word))), frozenset())
 
 
 # ---------------------------------------------------------------- clauses and negation scope
@@ -285,7 +265,7 @@ def negated_clauses(text: str) -> list[str]:
 def negation_cores(text: str) -> list[frozenset[str]]:
     """For each negated clause, its stems without the word the negation applies to first (the
     verb of "does not use Jira", the noun of "no issues were found"): what a passage must name for
-    the negation to be about it (docs/policy.md, "Negated claims")."""
+    the negation to be about it (docs/policy.md, "Scope")."""
     cores = []
     for clause in polarity_clauses(text):
         if not clause.negated:
@@ -429,7 +409,7 @@ _REGULAR_PAST = re.compile(r"^\W*(?:(?:the|a|an|our|my|his|her|their)\s+)?(?:[\w
 
 
 def is_past_claim(claim: str) -> bool:
-    """Whether a claim is about the past (docs/policy.md, "Past claims"): a past cue (used to,
+    """Whether a claim is about the past (docs/policy.md, "Speech-act modes"): a past cue (used to,
     formerly, former, previously, back then, at the time), or a past-tense verb (was, were, had,
     did, an irregular past, or an "-ed" verb right after the subject) and no present-tense marker
     (is, are, has, does, now, currently, still, today, anymore, no longer)."""
