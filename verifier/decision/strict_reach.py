@@ -55,7 +55,7 @@ def conflict_carrier(claim: str, passages: Sequence[str]) -> bool:
     about = claim_stems - subject if named else claim_stems
     need = max(1, math.ceil(2 * len(claim_stems) / 3))
     for sentence in sentences(passages):
-        found = stems(sentence.text)
+        found = sentence.words
         if _TAKEOVER.search(sentence.text) and found & about:
             return True
         if len(found & claim_stems) < need:
@@ -96,7 +96,7 @@ def truncation_matters(claim: str, modes: frozenset[str], premise: str) -> bool:
     for sentence in sentences([premise]):
         begins = position
         position += len(sentence.text.split())
-        found = stems(sentence.text) & claim_stems
+        found = sentence.words & claim_stems
         if len(found) > best:
             best, best_end = len(found), position
         if not found or begins < seen:

@@ -64,6 +64,8 @@ class Sentence:
     segment: int
     text: str
     kept: bool
+    #: :func:`stems` of ``text``, computed once.
+    words: frozenset[str] = frozenset()
 
 
 def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = None) -> list[Sentence]:
@@ -75,7 +77,7 @@ def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = 
             keep = kept is None or number in kept[index]
             for sentence in _SENTENCE_END.split(view(segment)):
                 if sentence.strip():
-                    found.append(Sentence(index, number, sentence, keep))
+                    found.append(Sentence(index, number, sentence, keep, stems(sentence)))
     return found
 
 
@@ -270,9 +272,9 @@ def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> d
         if pronoun and previous is not None:
             marks.setdefault(previous, []).append((0, len(found[previous].text)))
         for other, candidate in enumerate(found):
-            if other == index or candidate.passage != sentence.passage or _APPROVAL_STATED.search(candidate.text):
+            if other == index or candidate.passage != sentence.passage or not head or not head <= candidate.words:
                 continue
-            if head and head <= stems(candidate.text):
+            if not _APPROVAL_STATED.search(candidate.text):
                 marks.setdefault(other, []).append((0, len(candidate.text)))
     return marks
 
@@ -341,7 +343,7 @@ def _units(found: Sequence[Sentence], modes: frozenset[str], marks: dict[int, li
             # Dropped for a speech act (a question, a hedge): it must not carry the content alone.
             # Dropped for a negation only: the negation rule reads it.
             if not modes_compatible(unit_modes(sentence.text), modes):
-                units.append(_Unit(stems(sentence.text), DROPPED, False))
+                units.append(_Unit(sentence.words, DROPPED, False))
             continue
         question = frozenset({QUESTION}) if opens_question(sentence.text) else frozenset()
         for start, end in _pieces(sentence.text, SCOPE_BOUNDARY):
@@ -426,7 +428,7 @@ def negated_claim_unsupported(claim: str, found: Sequence[Sentence]) -> bool:
     for sentence in found:
         if any(clause.negated and stems(clause.text) & negated for clause in polarity_clauses(sentence.text)):
             return False
-        if stems(sentence.text) & negated and (has_correction_cue(sentence.text) or _EXCLUSIVE.search(sentence.text)):
+        if sentence.words & negated and (has_correction_cue(sentence.text) or _EXCLUSIVE.search(sentence.text)):
             return False
         if values_conflict(claim, sentence.text):
             return False  # "released in 2001" supports "not released in 1999"
