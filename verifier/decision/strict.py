@@ -39,6 +39,7 @@ from .strict_reach import conflict_carrier, truncation_matters
 from .strict_scope import (
     DROPPED,
     SPEECH_ACT,
+    Sentence,
     negated_claim_unsupported,
     negation_problem,
     negation_unrelated,
@@ -277,8 +278,8 @@ class _Rules:
             return "strict_speech_act"
         found = sentences(self.texts(support.group), kept)
         speech = speech_act_problem(self.claim, self.modes, found)
-        if speech == SPEECH_ACT:
-            return speech
+        if speech == SPEECH_ACT or self.asked_elsewhere(support, found):
+            return SPEECH_ACT
         if negated_claim_unsupported(self.claim, found) if self.negated else negation_problem(self.claim, found):
             return "strict_negation"
         if speech == DROPPED or (support.localized and self.framing_dropped(support)):
@@ -288,6 +289,19 @@ class _Rules:
         if any(self.real_contradiction(item, support) for item in dropped):
             return "dropped_contradiction"
         return None
+
+    def asked_elsewhere(self, support: Support, found: Sequence[Sentence]) -> bool:
+        """A support that names nothing of the claim, while another passage holds the claim's
+        content only as a question, a hedge or an unapproved document ("Ravi asked whether the
+        backup ran on Friday." beside "Checking now."): the support stands on the model alone."""
+        claim_stems = stems(self.claim)
+        if not claim_stems or any(sentence.words & claim_stems for sentence in found):
+            return False
+        return any(
+            speech_act_problem(self.claim, self.modes, sentences([passage.text])) == SPEECH_ACT
+            for index, passage in enumerate(self.evidence)
+            if index not in support.group
+        )
 
     def real_contradiction(self, item: Dropped, support: Support) -> bool:
         """A dropped model contradiction from valid passages outside the support that keep the

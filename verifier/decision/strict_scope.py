@@ -161,6 +161,13 @@ _PENDING = re.compile(
     r"|\bdraft\s+(?=" + _DOCUMENT + r")",
     _I,
 )
+#: A draft or proposal as such, not said to be approved anywhere in its passage ("In the draft, …",
+#: "The proposal sets …"); not "the final draft", not a sports draft ("the 2010 NFL Draft").
+_PENDING_NOUN = re.compile(
+    r"\b(?:[Tt]he|[Aa]n?|[Tt]his|[Tt]hat|[Oo]ur|[Tt]heir|[Hh]is|[Hh]er|[Ii]ts|\w+'s)\s+"
+    r"(?:(?:new|latest|current|revised|first|second|initial|early|v\d+)\s+)?(?:draft|proposal|rfc|pitch)s?\b"
+    r"(?!\s+(?:pick|round|class|lottery|approved|was\s+approved|passed|was\s+adopted)\b)"
+)
 _NOT_APPROVED = re.compile(
     r"(?:\bnot|\bnever|n't)\s+(?:(?:yet|been|formally|officially|actually|ever|fully)\s+){0,3}" + _APPROVED + r"\b"
     r"|\b(?:did\s+not|didn't|never|has\s+not|hasn't|have\s+not|haven't|won't|will\s+not)\s+"
@@ -221,6 +228,14 @@ def _head(text: str) -> frozenset[str]:
     return stems(" ".join(word for word in match.groups() if word and word.lower() not in _NOT_HEAD))
 
 
+def _approved_in(found: Sequence[Sentence], passage: int, head: frozenset[str]) -> bool:
+    """Whether some sentence of the passage names the document and states its approval."""
+    return any(
+        sentence.passage == passage and head <= sentence.words and _APPROVAL_STATED.search(sentence.text)
+        for sentence in found
+    )
+
+
 def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> dict[int, list[tuple[int, int]]]:
     """The spans that report an unapproved document's content, by sentence: the marker's part of
     its sentence (up to a contrast), the sentence before when a predicate's subject is a pronoun
@@ -243,7 +258,9 @@ def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> d
             for other in framed:
                 marks.setdefault(other, []).append((0, len(found[other].text)))
             continue
-        adjectives = list(_PENDING.finditer(text))
+        adjectives = list(_PENDING.finditer(text)) + [
+            match for match in _PENDING_NOUN.finditer(text) if not _approved_in(found, sentence.passage, _head(match.group(0)))
+        ]
         approvals, refusals = list(_NOT_APPROVED.finditer(text)), list(_TURNED_DOWN.finditer(text))
         if not adjectives and not approvals and not refusals:
             continue
