@@ -69,6 +69,10 @@ EXTRA_OF = {
 EXTRA_SKIPS_ENV = "CLAIM_VERIFIER_EXTRA_SKIPS"
 _NOT_IMPORTABLE = re.compile(r"could not import '([\w.]+)'|No module named '([\w.]+)'")
 _NAMED_EXTRA = re.compile(r"\bthe (server|ray|plot|bench) extra\b")
+#: Distributions a test's own reason may name ("... need sentence-transformers"), and their extra.
+_NEEDED_DIST = re.compile(r"\bneeds? (sentence-transformers|psutil|matplotlib|starlette|uvicorn|prometheus-client|ray)\b")
+_EXTRA_OF_DIST = {"sentence-transformers": "bench", "psutil": "bench", "matplotlib": "plot", "starlette": "server",
+                  "uvicorn": "server", "prometheus-client": "server", "ray": "ray"}
 
 
 def extra_reason(extra: str, module: str | None = None) -> str:
@@ -89,7 +93,9 @@ def _name_the_extra(report: pytest.CollectReport | pytest.TestReport) -> None:
     found = _NOT_IMPORTABLE.search(text)
     module = (found.group(1) or found.group(2)).split(".")[0] if found else None
     named = _NAMED_EXTRA.search(text)
-    extra = EXTRA_OF.get(module or "") or (named.group(1) if named else None)
+    needed = _NEEDED_DIST.search(text)
+    extra = (EXTRA_OF.get(module or "") or (named.group(1) if named else None)
+             or (_EXTRA_OF_DIST[needed.group(1)] if needed else None))
     if extra is not None:
         report.longrepr = (path, line, f"Skipped: {extra_reason(extra, module if module in EXTRA_OF else None)}")
         _record_extra_skip(report.nodeid)

@@ -35,6 +35,8 @@ def test_a_test_needing_an_extra_skips_naming_the_extra(tmp_path: Path) -> None:
         "    pytest.importorskip('psutil')\n"
         "def test_custom_reason():\n"
         "    pytest.skip(\"the ray extra is not installed: pip install -e '.[ray]'\")\n"
+        "def test_peers():\n"
+        "    pytest.skip('the sentence-transformers ONNX peers need sentence-transformers')\n"
         "def test_other():\n"
         "    pytest.importorskip('definitely_not_a_module_here')\n"
     )
@@ -52,7 +54,8 @@ def test_a_test_needing_an_extra_skips_naming_the_extra(tmp_path: Path) -> None:
     assert skipped == sorted([
         f"SKIPPED [1] test_needs.py:6: needs the bench extra (psutil is not installed): {install.format('bench')}",
         f"SKIPPED [1] test_needs.py:8: needs the ray extra: {install.format('ray')}",
-        "SKIPPED [1] test_needs.py:10: could not import 'definitely_not_a_module_here': "
+        f"SKIPPED [1] test_needs.py:10: needs the bench extra: {install.format('bench')}",
+        "SKIPPED [1] test_needs.py:12: could not import 'definitely_not_a_module_here': "
         "No module named 'definitely_not_a_module_here'",
         f"SKIPPED [1] test_server_like.py:4: needs the server extra (starlette is not installed): {install.format('server')}",
     ]), proc.stdout
