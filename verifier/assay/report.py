@@ -316,7 +316,7 @@ def write_report(report: dict[str, Any], results: Sequence[ClaimVerification], d
     figures = _figures(report, directory)
     report["run"]["figures"] = figures
     if not figures:
-        report["run"]["figures_note"] = "No figures: install the plot extra ({install_hint('plot')})."
+        report["run"]["figures_note"] = f"No figures: install the plot extra ({install_hint('plot')})."
     _atomic(directory / "results.jsonl", "".join(result.model_dump_json() + "\n" for result in results))
     _atomic(directory / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     _atomic(directory / "report.md", markdown(report))
