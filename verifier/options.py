@@ -18,6 +18,7 @@ __all__ = [
     "RuntimeOptions", "InputLimits", "Schedule", "Padding", "PADDING_LAYOUTS", "default_model_dir", "available_cpus",
     "MODEL_DIR_ENV", "DATA_DIR_ENV", "DATA_DIR_APP", "POINTER_FORMAT", "BATCH_OVERHEAD_TOKENS",
     "DEFAULT_MAX_BATCH_TOKENS", "user_data_dir", "pointer_path", "recorded_model_dir",
+    "DEFAULT_SCORE_CACHE_MAX_ROWS",
 ]
 
 #: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`verifier.engine.batching.plan_batches`.
@@ -30,6 +31,8 @@ BATCH_OVERHEAD_TOKENS = 16.0
 #: batches of 1-2k tokens run 1.1-1.35x faster per sequence than 8k-token batches at
 #: 32-192 tokens (their activations stay in the caches), and the arena grows less.
 DEFAULT_MAX_BATCH_TOKENS = 2048
+#: Default bound of the persistent score store in rows (docs/score-store.md).
+DEFAULT_SCORE_CACHE_MAX_ROWS = 1_000_000
 
 #: Environment variable naming the exported model directory to load by default.
 MODEL_DIR_ENV = "CLAIM_VERIFIER_MODEL_DIR"
@@ -170,6 +173,11 @@ class RuntimeOptions(BaseModel):
             bit-identical either way (tests/test_coalesce.py); a dynamic-int8 graph
             quantizes activations per batch, so only ``"none"`` makes its results
             independent of the other pairs of a call (docs/serving.md).
+        score_cache: a persistent score store file (SQLite; docs/score-store.md): a pair this
+            engine configuration already scored is not run again, with identical results.
+            ``None`` (default): no store. Bypassed, with a logged warning, for a graph whose
+            scores depend on the batch (dynamic int8 with ``padding="batched"``).
+        score_cache_max_rows: the store's bound in rows; the least recently used go first.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -190,6 +198,8 @@ class RuntimeOptions(BaseModel):
     score_timeout_s: Optional[Annotated[float, Field(gt=0.0, le=86_400.0, allow_inf_nan=False)]] = None
     schedule: Schedule = "staged"
     padding: Padding = "batched"
+    score_cache: Optional[Path] = None
+    score_cache_max_rows: Annotated[int, Field(ge=1, le=1 << 40, strict=True)] = DEFAULT_SCORE_CACHE_MAX_ROWS
 
     @field_validator("intra_op_num_threads", "inter_op_num_threads")
     @classmethod

@@ -257,6 +257,10 @@ def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
         values["schedule"] = args.schedule
     if getattr(args, "variant", None) is not None:
         values["variant"] = args.variant
+    if getattr(args, "score_cache", None) is not None:  # docs/score-store.md
+        values["score_cache"] = args.score_cache
+    if getattr(args, "score_cache_max_rows", None) is not None:
+        values["score_cache_max_rows"] = args.score_cache_max_rows
     limits = {
         name: getattr(args, option)
         for name, option in _LIMIT_OPTIONS.items()

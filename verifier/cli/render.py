@@ -180,6 +180,9 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     rows.append(("pairs scored", str(run.stats.get("pairs_scored", "-"))))
     if "padding_overhead" in run.stats:
         rows.append(("padding overhead", f"{float(run.stats['padding_overhead']):.2f}x"))
+    if "score_cache" in run.stats:
+        rows.append(("store hits", str(run.stats.get("store_hits", 0))))
+        rows.append(("store misses", str(run.stats.get("store_misses", 0))))
     rows.append(("elapsed", f"{run.elapsed:.2f} s"))
     width = max(len(name) for name, _ in rows)
     value_width = max(len(value) for _, value in rows)
@@ -187,4 +190,6 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     lines += [f"{name:<{width}}  {value:>{value_width}}" for name, value in rows]
     if "identity" in run.stats:
         lines.append(f"model identity: {run.stats['identity']}")
+    if "score_cache" in run.stats:
+        lines.append(f"score store: {run.stats['score_cache']}")
     return "\n".join(lines)

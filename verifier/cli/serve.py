@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 from typing import Optional
 
 from ..argtypes import int_range, positive_float
@@ -46,6 +47,11 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
                         help="batch layout: batched (padded batches), none (each pair alone: load-independent "
                              "bits for dynamic-int8 graphs); auto: none for a dynamic int8 variant, else batched")
     parser.add_argument("--no-coalesce", action="store_true", help="score each request on its own (for comparison)")
+    parser.add_argument("--score-cache", type=Path, default=None, metavar="PATH",
+                        help="persistent score store (SQLite, created if missing): pairs already scored are not run "
+                             "again; results identical (docs/score-store.md)")
+    parser.add_argument("--score-cache-max-rows", type=int_range(1, 1 << 40), default=None, metavar="N",
+                        help="bound of --score-cache in rows; the least recently used go first (default 1,000,000)")
     parser.add_argument("--score-timeout-s", type=positive_float, default=60.0,
                         help="deadline of one scorer call, queue wait included (default 60)")
     parser.add_argument("--max-batch-claims", type=int_range(1, 1 << 16), default=256,
@@ -118,7 +124,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     # (docs/serving.md; its load figures were measured so), the engine's batches default smaller.
     max_batch_tokens = args.max_batch_tokens if args.max_batch_tokens is not None else SERVE_MAX_BATCH_TOKENS
     for name, value in (("intra_op_num_threads", args.threads), ("max_batch_tokens", max_batch_tokens),
-                        ("variant", args.variant)):
+                        ("variant", args.variant), ("score_cache", args.score_cache),
+                        ("score_cache_max_rows", args.score_cache_max_rows)):
         if value is not None:
             runtime_values[name] = value
     runtime_values["padding"] = _padding(args.padding, manifest.variants.get(args.variant) if args.variant else None)

@@ -149,6 +149,15 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     runtime.add_argument(
         "--variant", metavar="NAME", help="ONNX variant recorded in the manifest, e.g. int8 or optimized (default: model.onnx)"
     )
+    runtime.add_argument(
+        "--score-cache", type=Path, metavar="PATH",
+        help="persistent score store (SQLite, created if missing): pairs already scored are not run again; "
+             "results identical (docs/score-store.md)",
+    )
+    runtime.add_argument(
+        "--score-cache-max-rows", type=int_range(1, 1 << 40), metavar="N",
+        help="bound of --score-cache in rows; the least recently used go first (default 1,000,000)",
+    )
     add_limits(parser.add_argument_group("input limits (never digested)"))
     scale = parser.add_argument_group("scale-out on Ray Data (pip install 'claim-verifier[ray]'; docs/bulk.md)")
     scale.add_argument("--engine", choices=("local", "ray"), default="local", help="local (default) or ray: -o is a directory")
@@ -249,6 +258,12 @@ def _verify_all(
         manifest = getattr(verifier.scorer, "manifest", None)
         if manifest is not None:
             run.stats["identity"] = identity_summary(manifest)
+        store = getattr(verifier.scorer, "score_cache_status", None)  # --score-cache (docs/score-store.md)
+        if isinstance(store, str):
+            counters = getattr(verifier.scorer, "stats", None)
+            run.stats["score_cache"] = store
+            run.stats["store_hits"] = getattr(counters, "store_hits", 0)
+            run.stats["store_misses"] = getattr(counters, "store_misses", 0)
     return run
 
 

@@ -13,7 +13,8 @@ probabilities out. Rooms (docs/architecture.md):
 - :mod:`~verifier.engine.loaded` — one loaded directory (files → session, tokenizer);
 - :mod:`~verifier.engine.handle`, :mod:`~verifier.engine.args`, :mod:`~verifier.engine.scorer`
   — :class:`~verifier.engine.scorer.OnnxScorer`, the default scorer;
-- :mod:`~verifier.engine.coalesce` — concurrent callers' pairs in shared passes.
+- :mod:`~verifier.engine.coalesce` — concurrent callers' pairs in shared passes;
+- :mod:`~verifier.engine.score_store` — the opt-in persistent score store (no pair run twice).
 
 The engine imports the contract (:mod:`verifier.types`, :mod:`verifier.options`)
 and never :mod:`verifier.decision`; onnxruntime and tokenizers load only when a

@@ -104,6 +104,11 @@ class ScorerStats:
             over batches), i.e. real tokens plus padding.
         truncated_pairs: distinct pairs cut to the manifest's ``max_length``
             (``longest_first``), as the reference CrossEncoder also does silently.
+        store_hits: distinct pairs served from the score store (docs/score-store.md),
+            not run; the token and batch counters count only what ran.
+        store_misses: distinct pairs looked up in the score store and run (then stored).
+        store_rejected: stored rows that failed their checksum (counted as misses too).
+        store_errors: score store operations that failed and were skipped (logged).
     """
 
     calls: int = 0
@@ -113,6 +118,10 @@ class ScorerStats:
     real_tokens: int = 0
     padded_tokens: int = 0
     truncated_pairs: int = 0
+    store_hits: int = 0
+    store_misses: int = 0
+    store_rejected: int = 0
+    store_errors: int = 0
 
     @property
     def padding_overhead(self) -> float:
@@ -132,10 +141,17 @@ class ScorerStats:
             "padded_tokens": self.padded_tokens,
             "truncated_pairs": self.truncated_pairs,
             "padding_overhead": self.padding_overhead,
+            "store_hits": self.store_hits,
+            "store_misses": self.store_misses,
+            "store_rejected": self.store_rejected,
+            "store_errors": self.store_errors,
         }
 
-    def plus(self, *, pairs: int, unique_pairs: int, run: BatchedLogits) -> "ScorerStats":
-        """These counters after one more call of ``pairs`` pairs that ran as ``run``."""
+    def plus(
+        self, *, pairs: int, unique_pairs: int, run: BatchedLogits, store: tuple[int, int, int, int] = (0, 0, 0, 0)
+    ) -> "ScorerStats":
+        """These counters after one more call of ``pairs`` pairs that ran as ``run``; ``store`` is the
+        score store's (hits, misses, rejected, errors) for it."""
         return ScorerStats(
             calls=self.calls + 1,
             pairs=self.pairs + pairs,
@@ -144,6 +160,10 @@ class ScorerStats:
             real_tokens=self.real_tokens + run.real_tokens,
             padded_tokens=self.padded_tokens + run.padded_tokens,
             truncated_pairs=self.truncated_pairs + run.truncated_pairs,
+            store_hits=self.store_hits + store[0],
+            store_misses=self.store_misses + store[1],
+            store_rejected=self.store_rejected + store[2],
+            store_errors=self.store_errors + store[3],
         )
 
 

@@ -4,6 +4,7 @@
 (which adds scoring): construction touches no file; the directory is opened,
 verified and loaded on first need (:meth:`ModelHandle.load`), once, under a
 lock (:class:`verifier.engine.loaded.LoadedModel`). A failed load is not cached.
+A configured score store (:mod:`verifier.engine.score_store`) is opened at load too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Optional, TypeVar
 from .batching import ScorerStats
 from .loaded import BatchSettings, LoadedModel, SessionSettings
 from .manifest import Manifest
+from .score_store import StoredLogits, StoreSettings, attach_store
 from ..types import ClaimVerificationError
 
 __all__ = ["ModelHandle"]
@@ -33,6 +35,8 @@ class ModelHandle:
         verify_golden: at load, re-score ``golden.json`` against the PyTorch reference.
         expected_model: when given, the manifest's ``model`` must equal it.
         expected_revision: when given (and the manifest records a revision), it must match.
+        padding: the batch layout (``"batched"`` or ``"none"``; part of the score store's key).
+        score_cache: the persistent score store to open at load (``None``: none).
     """
 
     def __init__(
@@ -45,6 +49,8 @@ class ModelHandle:
         verify_golden: bool,
         expected_model: Optional[str],
         expected_revision: Optional[str],
+        padding: str = "batched",
+        score_cache: Optional[StoreSettings] = None,
     ) -> None:
         self._model_dir = model_dir
         self._variant = variant
@@ -57,6 +63,10 @@ class ModelHandle:
         self._loaded: Optional[LoadedModel] = None
         self._stats_lock = threading.Lock()
         self._stats = ScorerStats()
+        self._padding = padding
+        self._store_settings = score_cache
+        self._store: Optional[StoredLogits] = None
+        self._store_status: Optional[str] = None
 
     # ------------------------------------------------------------------ properties
 
@@ -121,6 +131,14 @@ class ModelHandle:
         with self._stats_lock:
             return self._stats
 
+    @property
+    def score_cache_status(self) -> Optional[str]:
+        """The score store (docs/score-store.md): ``None`` without one; once loaded its path, or
+        ``"bypassed (why)"`` when this engine's scores may not be reused (no loading)."""
+        if self._store_settings is None:
+            return None
+        return self._store_status or f"{self._store_settings.path} (not opened yet)"
+
     def reset_stats(self) -> ScorerStats:
         """Zero the counters; return the snapshot they had."""
         with self._stats_lock:
@@ -177,4 +195,8 @@ class ModelHandle:
             ) from exc
         if self._verify_golden:
             loaded.check_golden(self._batching)
+        if self._store_settings is not None:
+            self._store, self._store_status = attach_store(
+                self._store_settings, loaded, variant=self._variant, padding=self._padding, session=self._session_settings
+            )
         return loaded

@@ -52,6 +52,7 @@ from .golden import softmax as stable_softmax
 from .handle import ModelHandle
 from .loaded import BatchSettings, SessionFactory, SessionSettings
 from .model_directory import OUTPUT_LABELS
+from .score_store import DEFAULT_MAX_ROWS, StoreSettings
 from .args import check_engine_arguments, validate_pairs
 from ..options import PADDING_LAYOUTS, RuntimeOptions
 from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
@@ -111,6 +112,9 @@ class OnnxScorer(ModelHandle):
         padding: ``"batched"`` (length-sorted padded batches) or ``"none"`` (each pair
             runs alone, unpadded: bit-identical under any load even for graphs whose
             results depend on the batch, e.g. dynamic int8; see docs/serving.md).
+        score_cache: a persistent score store file (docs/score-store.md; ``None``: none): distinct
+            pairs already scored by this engine configuration are not run again. Opened at load.
+        score_cache_max_rows: the store's bound in rows (least recently used rows go first).
 
     Raises:
         ValueError: an argument out of range (checked here, without loading).
@@ -142,6 +146,8 @@ class OnnxScorer(ModelHandle):
         padding: str = "batched",
         enable_cpu_mem_arena: bool = True,
         enable_mem_pattern: bool = False,
+        score_cache: Optional[Path] = None,
+        score_cache_max_rows: int = DEFAULT_MAX_ROWS,
     ) -> None:
         if padding not in PADDING_LAYOUTS:
             raise ValueError(f"padding must be one of {list(PADDING_LAYOUTS)}, got {padding!r}")
@@ -175,6 +181,8 @@ class OnnxScorer(ModelHandle):
             verify_golden=verify_golden,
             expected_model=expected_model,
             expected_revision=expected_revision,
+            padding=padding,
+            score_cache=StoreSettings(Path(score_cache), int(score_cache_max_rows)) if score_cache is not None else None,
         )
 
     @classmethod
@@ -221,6 +229,8 @@ class OnnxScorer(ModelHandle):
             padding=options.padding,
             enable_cpu_mem_arena=options.enable_cpu_mem_arena,
             enable_mem_pattern=options.enable_mem_pattern,
+            score_cache=options.score_cache,
+            score_cache_max_rows=options.score_cache_max_rows,
         )
 
     # ------------------------------------------------------------------ scoring
@@ -282,7 +292,8 @@ class OnnxScorer(ModelHandle):
     def score_encoded(self, encoded: EncodedPairs) -> tuple[np.ndarray, BatchedLogits]:
         """:meth:`score` of pairs from :meth:`encode` (possibly merged from several callers), and what the run cost.
 
-        The probabilities equal :meth:`score` of ``encoded.pairs``; identical pairs run once.
+        The probabilities equal :meth:`score` of ``encoded.pairs``; identical pairs run once, and
+        pairs in the score store not at all (``run`` then counts only what ran).
         """
         loaded = self._ensure_loaded()
         first_seen: dict[tuple[str, str], int] = {}
@@ -290,12 +301,20 @@ class OnnxScorer(ModelHandle):
             (first_seen.setdefault(pair, len(first_seen)) for pair in encoded.pairs), dtype=np.int64, count=len(encoded)
         )
         unique = [encoded.encodings[i] for i in np.unique(inverse, return_index=True)[1]]
-        run = loaded.run_encoded(unique, self._batching)
+        store, counts = self._store, (0, 0, 0, 0)
+        if store is not None and unique:
+            logits, run, call = store.logits(
+                list(first_seen), lambda misses: loaded.run_encoded([unique[i] for i in misses], self._batching)
+            )
+            counts = (call.hits, call.misses, call.rejected, call.errors)
+        else:
+            run = loaded.run_encoded(unique, self._batching)
+            logits = run.logits
         with self._stats_lock:
-            self._stats = self._stats.plus(pairs=len(encoded), unique_pairs=len(unique), run=run)
+            self._stats = self._stats.plus(pairs=len(encoded), unique_pairs=len(unique), run=run, store=counts)
         if not len(encoded):
             return np.zeros((0, len(OUTPUT_LABELS)), dtype=np.float64), run
-        return stable_softmax(run.logits[inverse])[:, loaded.directory.permutation], run
+        return stable_softmax(logits[inverse])[:, loaded.directory.permutation], run
 
     def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
         """Which ``(premise, hypothesis)`` pairs exceed the model's maximum length (loads the model).
@@ -324,10 +343,16 @@ class OnnxScorer(ModelHandle):
             (first_seen.setdefault(pair, len(first_seen)) for pair in checked), dtype=np.int64, count=len(checked)
         )
         unique = list(first_seen)
-        run = loaded.run(unique, self._batching)
-        logits = run.logits[inverse] if len(unique) != len(checked) else run.logits
+        store, counts = self._store, (0, 0, 0, 0)
+        if store is not None:
+            found, run, call = store.logits(unique, lambda misses: loaded.run([unique[i] for i in misses], self._batching))
+            counts = (call.hits, call.misses, call.rejected, call.errors)
+        else:
+            run = loaded.run(unique, self._batching)
+            found = run.logits
+        logits = found[inverse] if len(unique) != len(checked) else found
         with self._stats_lock:
-            self._stats = self._stats.plus(pairs=len(checked), unique_pairs=len(unique), run=run)
+            self._stats = self._stats.plus(pairs=len(checked), unique_pairs=len(unique), run=run, store=counts)
         if _LOG.isEnabledFor(logging.DEBUG):
             _LOG.debug(
                 "scored %d pairs (%d unique) in %d batches: %d real tokens, %d padded, %d truncated",

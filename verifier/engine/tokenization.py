@@ -18,7 +18,10 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tokenizers import Encoding, Tokenizer
 
-__all__ = ["load_tokenizer", "tokenizer_from_json", "encode_pairs", "pad_encodings"]
+__all__ = ["TRUNCATION", "load_tokenizer", "tokenizer_from_json", "encode_pairs", "pad_encodings"]
+
+#: How a pair longer than the maximum length is cut (what transformers' ``truncation=True`` does for pairs).
+TRUNCATION = "longest_first"
 
 
 def load_tokenizer(path: Path, *, max_length: int) -> "Tokenizer":
@@ -54,7 +57,7 @@ def tokenizer_from_json(text: str, *, max_length: int) -> "Tokenizer":
 
     tokenizer = Tokenizer.from_str(text)
     tokenizer.no_padding()
-    tokenizer.enable_truncation(max_length=max_length, strategy="longest_first", stride=0)
+    tokenizer.enable_truncation(max_length=max_length, strategy=TRUNCATION, stride=0)
     return tokenizer
 
 

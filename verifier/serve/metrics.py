@@ -7,8 +7,11 @@ and every pass reports its rows, tokens and padding.
 
 from __future__ import annotations
 
+from typing import Any, Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import CONTENT_TYPE_LATEST as _CONTENT_TYPE
+from prometheus_client.core import CounterMetricFamily
 
 from ..engine.coalesce import PassReport
 
@@ -110,7 +113,32 @@ class Metrics:
         """The server closed a connection on its own (``header_timeout``, ``over_limit``)."""
         self.connections_closed.labels(reason=reason).inc()
 
+    # ------------------------------------------------------------------ score store (docs/score-store.md)
+
+    def watch_score_store(self, engine: object) -> None:
+        """Export the score-store counters of ``engine.stats`` (read at each scrape), when it has a store."""
+        if getattr(engine, "score_cache_status", None) is not None:
+            self.registry.register(_ScoreStoreCollector(engine))
+
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric."""
         return generate_latest(self.registry)
 
+
+class _ScoreStoreCollector:
+    """``claim_verifier_score_store_{hits,misses,rejected,errors}_total`` from the engine's :class:`ScorerStats`."""
+
+    _HELP = {
+        "hits": "distinct pairs served from the score store (not run)",
+        "misses": "distinct pairs looked up in the score store and run",
+        "rejected": "stored rows that failed their checksum (rescored)",
+        "errors": "score store operations that failed and were skipped",
+    }
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        stats = self.engine.stats
+        for name, text in self._HELP.items():
+            yield CounterMetricFamily(f"claim_verifier_score_store_{name}", text, value=getattr(stats, f"store_{name}", 0))

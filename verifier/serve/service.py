@@ -209,6 +209,7 @@ class Service:
             else:
                 scorer = DirectScorer(engine, self.metrics)
             self.engine, self.scorer = engine, scorer
+            self.metrics.watch_score_store(engine)  # --score-cache counters on /metrics (docs/score-store.md)
             self.verifier = ClaimVerifier(base.config, scorer=scorer, runtime=base.runtime)
         except Exception as exc:  # reported by /health/ready and every model route
             self.load_error = f"{type(exc).__name__}: {exc}".splitlines()[0]

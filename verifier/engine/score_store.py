@@ -1,0 +1,464 @@
+"""Persistent score store: a pair the engine has run is never run again (docs/score-store.md).
+
+Opt-in (``RuntimeOptions(score_cache=PATH)``, ``verify``/``serve --score-cache PATH``). It sits
+inside :class:`verifier.engine.scorer.OnnxScorer` between tokenization and onnxruntime
+(:class:`StoredLogits`): the distinct pairs of a call are looked up, only the misses run, their
+logits are inserted, and the call's logits are assembled in caller order before the one softmax,
+so a hit goes through exactly the arithmetic of a miss and results are byte-identical.
+
+Stored: the float32 logits (12 raw bytes, model label order) with a per-row checksum, under
+``sha256(context ‖ len ‖ premise ‖ len ‖ hypothesis)``; ``context`` digests everything else that
+can change the bits (:func:`score_context`). Reused only where a pair's bits do not depend on its
+batch (:func:`store_bypass_reason`); otherwise bypassed with a warning.
+
+The file (:class:`ScoreStore`): SQLite, WAL, busy timeout, several processes on one machine; a
+``store_format`` table with magic and version rows (anything else: :class:`ScoreStoreError`
+naming the path); at most ``max_rows`` rows, least recently used evicted first. A row failing its
+checksum is a miss plus a warning; a database error while running is logged and skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import sqlite3
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from .batching import BatchedLogits
+from .manifest import TOKENIZER_NAME
+from .tokenization import TRUNCATION
+from ..options import DEFAULT_SCORE_CACHE_MAX_ROWS
+from ..types import ClaimVerificationError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .loaded import LoadedModel, SessionSettings
+
+__all__ = [
+    "FORMAT_MAGIC", "FORMAT_VERSION", "DEFAULT_MAX_ROWS", "DEFAULT_BUSY_TIMEOUT_S", "ScoreStoreError",
+    "ScoreStore", "StoreCall", "StoredLogits", "StoreSettings", "attach_store", "score_context", "context_digest", "pair_keys", "store_bypass_reason",
+]
+
+_LOG = logging.getLogger("verifier.engine")
+
+#: Value of the ``magic`` row of the ``store_format`` table.
+FORMAT_MAGIC = "onnx-claim-verifier score store"
+#: Value of its ``version`` row (the schema below and the key format).
+FORMAT_VERSION = 1
+#: Default bound of the store in rows.
+DEFAULT_MAX_ROWS = DEFAULT_SCORE_CACHE_MAX_ROWS
+#: How long a write waits for another process's write before it is skipped.
+DEFAULT_BUSY_TIMEOUT_S = 10.0
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_WIDTH = 3  # logits per row
+_ROW_BYTES = 4 * _WIDTH
+_CHUNK = 500  # keys per SELECT (well under SQLite's variable limit)
+_SCHEMA = (
+    "CREATE TABLE store_format (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # seq: renewed on use; rows with seq <= max(seq) - max_rows are evicted. key: sha256 of the pair
+    # in its context; logits: 3 float32 little-endian; checksum: sha256(key || logits)[:8].
+    "CREATE TABLE scores (seq INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, logits BLOB NOT NULL, "
+    "checksum BLOB NOT NULL)",
+)
+_COLUMNS = ("seq", "key", "logits", "checksum")
+
+
+class ScoreStoreError(ClaimVerificationError):
+    """The score store file cannot be used: not SQLite, another schema or version, unreadable or unwritable."""
+
+
+# ---------------------------------------------------------------- keys
+
+
+@lru_cache(maxsize=1)
+def _cpu() -> str:
+    """The CPU model and instruction-set flags (Linux), else ``platform.processor()``: kernels differ by ISA."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            fields: dict[str, str] = {}
+            for line in handle:
+                if not line.strip():
+                    break  # the first processor is enough
+                name, _, value = line.partition(":")
+                fields[name.strip()] = value.strip()
+        flags = " ".join(sorted(fields.get("flags", fields.get("Features", "")).split()))
+        return f"{fields.get('model name', '')}; flags sha256 {hashlib.sha256(flags.encode()).hexdigest()[:16]}"
+    except OSError:
+        return platform.processor()
+
+
+def _onnxruntime_version() -> Optional[str]:
+    try:
+        import onnxruntime  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:  # pragma: no cover - the engine needs it
+        return None
+    return str(onnxruntime.__version__)
+
+
+def score_context(loaded: "LoadedModel", *, variant: Optional[str], padding: str, session: "SessionSettings") -> dict[str, Any]:
+    """Everything besides the pair that determines a pair's logits, as a JSON-ready dict."""
+    manifest = loaded.manifest
+    tokenizer = manifest.files.get(TOKENIZER_NAME)
+    factory = session.factory
+    return {
+        "key_format": FORMAT_VERSION,
+        "model_sha256": manifest.files[loaded.directory.model_file].sha256,
+        "model_file": loaded.directory.model_file,
+        "variant": variant,
+        "tokenizer_sha256": tokenizer.sha256 if tokenizer is not None else None,
+        "attention": manifest.attention,
+        "max_length": manifest.max_length,
+        "truncation": TRUNCATION,
+        "padding": padding,
+        "pad_token_id": manifest.pad_token_id,
+        "inputs": list(loaded.input_names),
+        "onnxruntime": _onnxruntime_version(),
+        "providers": list(loaded.providers),
+        "graph_optimization_level": session.graph_optimization_level,
+        "intra_op_num_threads": session.intra_op_num_threads,
+        "session_config_entries": dict(sorted(session.config_entries.items())),
+        "session_factory": f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', type(factory).__name__)}",
+        "machine": platform.machine(),
+        "cpu": _cpu(),
+    }
+
+
+def context_digest(context: dict[str, Any]) -> bytes:
+    """sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of a :func:`score_context`."""
+    text = json.dumps(context, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def pair_keys(context: bytes, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
+    """The 32-byte key of each pair: ``sha256(context ‖ len ‖ premise ‖ len ‖ hypothesis)`` (UTF-8, 8-byte lengths)."""
+    keys = []
+    for premise, hypothesis in pairs:
+        p = premise.encode("utf-8", "surrogatepass")
+        h = hypothesis.encode("utf-8", "surrogatepass")
+        keys.append(hashlib.sha256(context + len(p).to_bytes(8, "big") + p + len(h).to_bytes(8, "big") + h).digest())
+    return keys
+
+
+def store_bypass_reason(loaded: "LoadedModel", *, variant: Optional[str], padding: str) -> Optional[str]:
+    """Why this engine's scores may not be reused (``None``: they may).
+
+    Reused only where a pair's bits do not depend on the other pairs of its
+    call: the CPU execution provider, and either ``padding="none"`` (each pair
+    alone, unpadded) or a float32 graph (``model.onnx``, or a variant the
+    exporter describes as float32). A dynamic-int8 graph quantizes activations
+    per batch (docs/serving.md), so only ``padding="none"`` makes it reusable.
+    """
+    if tuple(loaded.providers) != ("CPUExecutionProvider",):
+        return f"providers {', '.join(loaded.providers)}: bit-identity across batches is measured on the CPU provider only"
+    if padding == "none":
+        return None
+    if variant is None:
+        return None
+    record = loaded.manifest.variants.get(variant)
+    description = record.description.lower() if record is not None else ""
+    if description.startswith("float32") and "int8" not in description and "quantiz" not in description:
+        return None
+    return (
+        f"variant {variant!r} is not a float32 graph, so a pair's scores depend on the other pairs of its padded "
+        'batch; reusing them needs padding="none" (serve --padding none)'
+    )
+
+
+def _checksum(key: bytes, logits: bytes) -> bytes:
+    return hashlib.sha256(key + logits).digest()[:8]
+
+
+# ---------------------------------------------------------------- the file
+
+
+class ScoreStore:
+    """One SQLite score store file (opened, checked or created at construction).
+
+    Thread-safe (one connection behind a lock, reopened after a fork); several
+    processes may share the file. See the module docstring for the format.
+
+    Args:
+        path: the store file (created with its schema if missing or empty; its
+            directory must exist).
+        max_rows: most rows kept (≥ 1; default :data:`DEFAULT_MAX_ROWS`).
+        busy_timeout_s: how long an operation waits for another process's write.
+
+    Raises:
+        ValueError: an argument out of range.
+        ScoreStoreError: the file is not a score store of this version, or cannot be opened.
+    """
+
+    def __init__(self, path: "str | os.PathLike[str]", *, max_rows: int = DEFAULT_MAX_ROWS,
+                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+        if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+            raise ValueError(f"max_rows must be an integer >= 1, got {max_rows!r}")
+        if not busy_timeout_s > 0:
+            raise ValueError(f"busy_timeout_s must be > 0, got {busy_timeout_s!r}")
+        self.path = Path(path)
+        self.max_rows = max_rows
+        self.busy_timeout_s = float(busy_timeout_s)
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._conn = self._open()
+
+    def __repr__(self) -> str:
+        return f"ScoreStore({str(self.path)!r}, max_rows={self.max_rows})"
+
+    def _refuse(self, why: str) -> ScoreStoreError:
+        return ScoreStoreError(f"score store {self.path}: {why}")
+
+    def _open(self) -> sqlite3.Connection:
+        path = self.path
+        if path.is_dir():
+            raise self._refuse("is a directory; give the path of a store file")
+        if path.exists():
+            try:
+                with open(path, "rb") as handle:
+                    head = handle.read(len(_SQLITE_HEADER))
+            except OSError as exc:
+                raise self._refuse(f"cannot be read: {exc}") from exc
+            if head and head != _SQLITE_HEADER:
+                raise self._refuse("is not a score store (not an SQLite database); refusing to touch it")
+        elif not path.parent.is_dir():
+            raise self._refuse(f"its directory {path.parent} does not exist")
+        try:
+            conn = sqlite3.connect(str(path), timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._refuse(f"cannot be opened: {exc}") from exc
+        try:
+            self._check_or_create(conn)
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise self._refuse(f"cannot use the WAL journal (journal mode {mode})")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._refuse(f"cannot be opened: {exc}") from exc
+        except ScoreStoreError:
+            conn.close()
+            raise
+        return conn
+
+    def _tables(self, conn: sqlite3.Connection) -> set[str]:
+        return {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def _check_or_create(self, conn: sqlite3.Connection) -> None:
+        """Refuse a foreign or other-version file; create the schema in an empty one (nothing else is written)."""
+        tables = self._tables(conn)
+        if not tables:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if not self._tables(conn):  # another process may have created it meanwhile
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                    conn.executemany(
+                        "INSERT INTO store_format (name, value) VALUES (?, ?)",
+                        [("magic", FORMAT_MAGIC), ("version", str(FORMAT_VERSION))],
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            tables = self._tables(conn)
+        if "store_format" not in tables:
+            names = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+            raise self._refuse(f"is an SQLite database but not a score store (tables: {names}); give another path")
+        rows = {str(name): str(value) for name, value in conn.execute("SELECT name, value FROM store_format")}
+        if rows.get("magic") != FORMAT_MAGIC:
+            raise self._refuse(f"is an SQLite database but not a score store (magic {rows.get('magic')!r}); give another path")
+        if rows.get("version") != str(FORMAT_VERSION):
+            raise self._refuse(
+                f"has format version {rows.get('version')!r}; this verifier reads version {FORMAT_VERSION} "
+                "(give another path, or delete the file to start afresh)"
+            )
+        columns = tuple(str(row[1]) for row in conn.execute("PRAGMA table_info(scores)"))
+        if columns != _COLUMNS:
+            raise self._refuse(f"has a damaged schema (scores columns {columns}, expected {_COLUMNS})")
+
+    def _connection(self) -> sqlite3.Connection:
+        if os.getpid() != self._pid:  # forked: never share the parent's connection
+            self._pid, self._conn = os.getpid(), self._open()
+        return self._conn
+
+    # ------------------------------------------------------------------ rows
+
+    def get(self, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, list[int], int]:
+        """Look ``keys`` up.
+
+        Returns:
+            ``(found, logits, stale, rejected)``: a bool mask per key, float32
+            ``(n, 3)`` logits (rows where ``found``), the indices of found rows
+            in the older half of the window (to renew with :meth:`put`), and
+            how many rows failed their checksum (not found, logged).
+
+        Raises:
+            sqlite3.Error: the database failed (callers treat it as all misses).
+        """
+        found = np.zeros(len(keys), dtype=bool)
+        logits = np.zeros((len(keys), _WIDTH), dtype=np.float32)
+        position = {key: index for index, key in enumerate(keys)}
+        stale: list[int] = []
+        rejected = 0
+        with self._lock:
+            conn = self._connection()
+            newest = int(conn.execute("SELECT coalesce(max(seq), 0) FROM scores").fetchone()[0])
+            renew_below = newest - self.max_rows // 2
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                query = f"SELECT key, seq, logits, checksum FROM scores WHERE key IN ({','.join('?' * len(chunk))})"
+                for key, seq, blob, checksum in conn.execute(query, chunk):
+                    index = position.get(bytes(key))
+                    if index is None:  # pragma: no cover - SQLite returns only what was asked
+                        continue
+                    blob = bytes(blob)
+                    row = np.frombuffer(blob, dtype="<f4") if len(blob) == _ROW_BYTES else None
+                    if row is None or bytes(checksum) != _checksum(bytes(key), blob) or not np.isfinite(row).all():
+                        rejected += 1
+                        continue
+                    found[index] = True
+                    logits[index] = row
+                    if int(seq) <= renew_below:
+                        stale.append(index)
+        if rejected:
+            _LOG.warning("score store %s: %d rows failed their checksum; rescored and rewritten", self.path, rejected)
+        return found, logits, stale, rejected
+
+    def put(self, keys: Sequence[bytes], logits: np.ndarray, renew: Sequence[bytes] = ()) -> int:
+        """Insert (or overwrite) ``keys`` with float32 ``logits`` (n, 3), renew ``renew``, evict beyond ``max_rows``.
+
+        One write transaction. Returns the number of rows evicted.
+
+        Raises:
+            sqlite3.Error: the database failed (callers log it and go on).
+        """
+        values = np.ascontiguousarray(logits, dtype="<f4").reshape(-1, _WIDTH)
+        if len(values) != len(keys):
+            raise ValueError(f"{len(keys)} keys but {len(values)} logit rows")
+        if not len(keys) and not renew:
+            return 0
+        with self._lock:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM scores").fetchone()[0])
+                rows = []
+                for key, row in zip(keys, values):
+                    blob = row.tobytes()
+                    seq += 1
+                    rows.append((seq, key, blob, _checksum(key, blob)))
+                conn.executemany(
+                    "INSERT INTO scores (seq, key, logits, checksum) VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE "
+                    "SET seq = excluded.seq, logits = excluded.logits, checksum = excluded.checksum",
+                    rows,
+                )
+                renewed = []
+                for key in renew:
+                    seq += 1
+                    renewed.append((seq, key))
+                conn.executemany("UPDATE scores SET seq = ? WHERE key = ?", renewed)
+                evicted = conn.execute("DELETE FROM scores WHERE seq <= ?", (seq - self.max_rows,)).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return max(0, int(evicted))
+
+    def rows(self) -> int:
+        """Rows now in the store."""
+        with self._lock:
+            return int(self._connection().execute("SELECT count(*) FROM scores").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection (the last one out checkpoints the WAL into the file)."""
+        with self._lock:
+            self._conn.close()
+
+
+# ---------------------------------------------------------------- the engine's seam
+
+
+@dataclass(frozen=True)
+class StoreCall:
+    """What the store did for one scorer call (distinct pairs): served, run, rejected, failed operations."""
+
+    hits: int = 0
+    misses: int = 0
+    rejected: int = 0
+    errors: int = 0
+
+
+class StoredLogits:
+    """A :class:`ScoreStore` bound to one loaded engine's key context: look up, run the misses, insert, assemble."""
+
+    def __init__(self, store: ScoreStore, context: bytes) -> None:
+        self.store = store
+        self.context = context
+
+    def logits(
+        self, pairs: Sequence[tuple[str, str]], run: Callable[[list[int]], BatchedLogits]
+    ) -> tuple[np.ndarray, BatchedLogits, StoreCall]:
+        """Logits (n, 3) float32 of distinct ``pairs``, ``run(indices)`` scoring only the misses (in that order).
+
+        Returns the logits in the order of ``pairs``, what the run cost, and the store's part.
+        """
+        keys = pair_keys(self.context, pairs)
+        errors = 0
+        try:
+            found, logits, stale, rejected = self.store.get(keys)
+        except sqlite3.Error as exc:
+            _LOG.warning("score store %s: lookup failed (%s); scoring without it", self.store.path, exc)
+            found, logits, stale, rejected, errors = np.zeros(len(keys), dtype=bool), None, [], 0, 1
+        misses = [index for index in range(len(keys)) if not found[index]]
+        if misses:
+            ran = run(misses)
+        else:
+            ran = BatchedLogits(np.zeros((0, _WIDTH), dtype=np.float32), 0, 0, 0, 0)
+        if logits is None:
+            logits = ran.logits
+        elif misses:
+            logits[misses] = ran.logits
+        if errors == 0 and (misses or stale):
+            try:
+                self.store.put([keys[i] for i in misses], ran.logits, renew=[keys[i] for i in stale])
+            except sqlite3.Error as exc:
+                _LOG.warning("score store %s: insert failed (%s); these scores are not stored", self.store.path, exc)
+                errors += 1
+        return logits, ran, StoreCall(hits=len(keys) - len(misses), misses=len(misses), rejected=rejected, errors=errors)
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """Where the score store lives and how big it may grow (``RuntimeOptions.score_cache``/``score_cache_max_rows``)."""
+
+    path: Path
+    max_rows: int = DEFAULT_MAX_ROWS
+
+
+def attach_store(
+    settings: StoreSettings, loaded: "LoadedModel", *, variant: Optional[str], padding: str, session: "SessionSettings"
+) -> tuple[Optional[StoredLogits], str]:
+    """Open (or create) the store for a freshly loaded engine: the seam to use (``None``: bypassed) and its status line.
+
+    The file is checked even when the engine's scores may not be reused.
+
+    Raises:
+        ScoreStoreError: the file is not a score store of this version, or cannot be opened.
+    """
+    store = ScoreStore(settings.path, max_rows=settings.max_rows)
+    reason = store_bypass_reason(loaded, variant=variant, padding=padding)
+    if reason is not None:
+        store.close()
+        _LOG.warning("score store %s bypassed: %s", settings.path, reason)
+        return None, f"bypassed ({reason})"
+    context = context_digest(score_context(loaded, variant=variant, padding=padding, session=session))
+    return StoredLogits(store, context), str(settings.path)
