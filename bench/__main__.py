@@ -7,9 +7,10 @@ Usage::
     python -m bench tune [--name NAME]                # token budget, threads, levels, staged vs eager
 
 ``compare`` writes ``bench/results/<name>.json`` and ``bench/results/<name>.md``
-and prints the markdown. It waits (up to ``--wait`` seconds) for the 1-minute
-load average to drop to ``--max-load`` before timing, and records the load.
-Progress goes to stderr.
+and prints the markdown. It waits (up to ``--wait`` seconds: 600 for a full
+run, 0 for ``--quick``) for the 1-minute load average to drop to
+``--max-load`` before timing, and records the load it measured under beside
+the figures either way. Progress goes to stderr.
 
 Before any work every command checks that what it needs is installed
 (:func:`bench.preflight.preflight`: the bench extra, and the export extra and
@@ -29,7 +30,7 @@ from verifier.engine.batching import DEFAULT_MAX_BATCH_TOKENS
 from .runner import CompareSettings
 from .workloads import DEFAULT_CLAIMS_E
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "settings_of"]
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +38,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=2, help="threads for both backends (default 2)")
     parser.add_argument("--models-root", type=Path, default=None, help="where models/ lives (default: <repo>/models)")
     parser.add_argument("--max-load", type=float, default=1.5, help="wait until the 1-min load average is at most this")
-    parser.add_argument("--wait", type=float, default=600.0, help="longest wait for a quiet machine, seconds")
+    parser.add_argument(
+        "--wait", type=float, default=None,
+        help="longest wait for a quiet machine, seconds (default 600; compare --quick: 0, it measures under "
+        "whatever load there is and records it)",
+    )
     parser.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS, help="OnnxScorer token budget per batch")
 
 
@@ -134,18 +139,33 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     from .runner import run_compare, run_tune
 
+    settings = settings_of(args)
+    if args.command == "tune":
+        run, json_path, md_path = run_tune(settings, tune_claims=args.tune_claims)
+    else:
+        run, json_path, md_path = run_compare(settings)
+    print(md_path.read_text(encoding="utf-8"))
+    print(f"written: {json_path} and {md_path}", file=sys.stderr)
+    return 0
+
+
+def settings_of(args: argparse.Namespace) -> CompareSettings:
+    """The :class:`~bench.runner.CompareSettings` of parsed ``compare`` or ``tune`` arguments.
+
+    Example:
+        >>> settings_of(build_parser().parse_args(["compare", "--quick"])).wait_seconds
+        0.0
+    """
+    quick = args.command == "compare" and args.quick
     settings = CompareSettings(
         name=args.name,
         threads=args.threads,
         models_root=args.models_root,
         max_load=args.max_load,
-        wait_seconds=args.wait,
+        wait_seconds=args.wait if args.wait is not None else (0.0 if quick else 600.0),
         max_batch_tokens=args.max_batch_tokens,
     )
-    if args.command == "tune":
-        run, json_path, md_path = run_tune(settings, tune_claims=args.tune_claims)
-    else:
-        quick = args.quick
+    if args.command == "compare":
         settings = dataclasses.replace(
             settings,
             claims=20 if quick else args.claims,
@@ -162,10 +182,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             claims_e=(10 if quick else DEFAULT_CLAIMS_E) if args.claims_e is None else (args.claims_e or None),
             chunk_claims_e=5 if quick else args.chunk_claims_e,
         )
-        run, json_path, md_path = run_compare(settings)
-    print(md_path.read_text(encoding="utf-8"))
-    print(f"written: {json_path} and {md_path}", file=sys.stderr)
-    return 0
+    return settings
 
 
 if __name__ == "__main__":

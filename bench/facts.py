@@ -159,6 +159,10 @@ def wait_for_quiet(max_load: float, wait_seconds: float, log: Log) -> dict[str, 
         load = os.getloadavg()[0]
         if load <= max_load:
             return {"load_1m": load, "waited_seconds": time.monotonic() - started, "quiet": True}
+        if wait_seconds <= 0:
+            log(f"load average {load:.2f} above {max_load}; not waiting (--wait 0), measuring now "
+                "(the load is recorded beside the figures)")
+            return {"load_1m": load, "waited_seconds": 0.0, "quiet": False}
         if time.monotonic() - started >= wait_seconds:
             log(f"load average {load:.2f} still above {max_load} after {wait_seconds:.0f} s; measuring anyway (flagged)")
             return {"load_1m": load, "waited_seconds": time.monotonic() - started, "quiet": False}
