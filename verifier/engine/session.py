@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 __all__ = [
     "KNOWN_INPUTS",
+    "DEFAULT_CONFIG_ENTRIES",
     "GRAPH_OPTIMIZATION_LEVELS",
     "DEFAULT_PROVIDERS",
     "session_options",
@@ -38,6 +39,14 @@ GRAPH_OPTIMIZATION_LEVELS: tuple[str, ...] = ("disable", "basic", "extended", "a
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 #: Graph inputs the engine knows how to feed (all int64, shape (batch, length)).
 KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+#: Session config entries set unless the caller gives the same key. Spinning off: the intra-op
+#: threads block instead of busy-waiting between parallel sections. On the shared 2-core machine
+#: (load average 3-7) the end-to-end verifier ran 1.12-1.29x (float32) and 1.47-1.75x (int8) more
+#: claims/s with it off, interleaved in one run (``python -m bench.prme_e2e --sides
+#: ours-fp32,ours-fp32-spin,...``; bench/RESULTS.md, 2026-12-02); the scores are bit-identical
+#: either way. ``{"session.intra_op.allow_spinning": "1"}`` restores onnxruntime's default, which
+#: was 0-10 % faster on a quiet machine (``python -m bench tune``, 2026-11-30).
+DEFAULT_CONFIG_ENTRIES: Mapping[str, str] = {"session.intra_op.allow_spinning": "0"}
 
 
 def session_options(
@@ -62,8 +71,9 @@ def session_options(
         inter_op_num_threads: inter-op threads (``None``: default).
         graph_optimization_level: one of :data:`GRAPH_OPTIMIZATION_LEVELS`.
         config_entries: session config entries, e.g.
-            ``{"session.intra_op.allow_spinning": "0"}`` (names: onnxruntime's
-            ``onnxruntime_session_options_config_keys.h``).
+            ``{"session.intra_op.allow_spinning": "1"}`` (names: onnxruntime's
+            ``onnxruntime_session_options_config_keys.h``), on top of
+            :data:`DEFAULT_CONFIG_ENTRIES` (a key given here wins).
         optimized_model_filepath: where onnxruntime writes the optimised graph
             at session creation (used to build the ``optimized`` variant).
         enable_cpu_mem_arena: onnxruntime's CPU memory arena (default on). Off, every
@@ -108,6 +118,7 @@ def session_options(
     for key, value in (config_entries or {}).items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise ValueError(f"session config entries must map str to str, got {key!r}: {value!r}")
+    for key, value in {**DEFAULT_CONFIG_ENTRIES, **(config_entries or {})}.items():
         options.add_session_config_entry(key, value)
     if optimized_model_filepath is not None:
         options.optimized_model_filepath = os.fspath(optimized_model_filepath)
