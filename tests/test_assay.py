@@ -548,15 +548,15 @@ def test_the_report_says_the_identity_weights_and_headline_first_and_keeps_the_l
     report = json.loads((out / "report.json").read_text())
     text = (out / "report.md").read_text()
     lines = text.splitlines()
-    assert lines[:5] == [
-        "# Assay report",
-        "",
+    # the command states the model directory (run.model, not digested): random weights come first
+    assert lines[2].startswith("> **RANDOM WEIGHTS: this model is a seeded test model.")
+    assert lines[4:7] == [
         f"- model: `test/tiny` at revision `{'a' * 40}`, resolved to commit `{report['scores']['resolved_revision']}`",
-        "- weights: not recorded in this report (the caller did not state the model directory; see its manifest)",
+        f"- weights: **RANDOM** — a seeded test model (`{model_dir.resolve()}`): its scores, and every figure here, mean nothing",
         f"- cohort: `cohort.jsonl`, 8 claims (sha256 `{report['input']['sha256']}`)",
     ]
-    assert lines[5].startswith("- support: precision 0.667 [") and lines[5].endswith(", 1 unsafe support")
-    assert lines[7] == "- gates: none registered"
+    assert lines[7].startswith("- support: precision 0.667 [") and lines[7].endswith(", 1 unsafe support")
+    assert "- gates: none registered" in lines[8:10]
     assert "None" not in text and not re.search(r"(?<![\d.])1 claims\b", text)  # "1,123.241 claims/s" is fine
     rows = report["sweep"]["rows"]
     assert f"All {len(rows)} operating points and the per-category tables: [{DETAILS_NAME}]({DETAILS_NAME})." in lines
@@ -567,7 +567,9 @@ def test_the_report_says_the_identity_weights_and_headline_first_and_keeps_the_l
     assert len([line for line in table if line.startswith("| ")]) == 1 + len(rows)  # the header, then one line a row
     assert "## Category `A` (4 claims)" in details
 
-    # with the model directory stated (run.model, not digested), random weights come first
+    # the same report without run.model: the weights are said to be unrecorded, never guessed
+    del report["run"]["model"]
+    assert "- weights: not recorded in this report (the caller did not state the model directory; see its manifest)" in markdown(report).splitlines()
     report["run"]["model"] = model_facts(model_dir)
     written = write_report(report, [], tmp_path / "again")
     assert written[:4] == ["report.json", "report.md", DETAILS_NAME, "results.jsonl"]

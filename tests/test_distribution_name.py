@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OLD_INSTALL = re.compile(r"""pip install\s+(-e\s+)?['"]?claim-verifier\b""")
 #: Files that still tell users the old name and are owned by other work in progress; each
 #: should use :func:`verifier.messages.install_hint` (remove it here when it does).
-PENDING = {"verifier/cli/verify.py", "verifier/cli/ray_run.py", "verifier/distributed.py"}
+PENDING: set[str] = set()
 
 
 def test_pyproject_names_the_distribution_and_its_scripts() -> None:

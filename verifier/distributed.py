@@ -1,6 +1,6 @@
 """Claim verification on Ray Data: a :class:`ray.data.Dataset` of input rows in, result rows with ids out.
 
-Install the extra (``pip install 'claim-verifier[ray]'``); :mod:`ray` is
+Install the extra (``pip install 'onnx-claim-verifier[ray]'``); :mod:`ray` is
 imported only inside these functions, so ``import verifier`` never needs it.
 
 :func:`verify_dataset` maps the rows with :meth:`ray.data.Dataset.map_batches`

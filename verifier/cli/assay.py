@@ -43,7 +43,7 @@ from ..assay.labels import LabelError, LabelledClaim, split_labelled
 from ..assay.metrics import METRICS
 from ..assay.recording import MissingScores, RecordingScorer, ScoreIdentity, read_scores, write_scores
 from ..assay.registration import check_registration, create_registration, file_sha256, plan_from, read_registration
-from ..assay.report import assemble, write_report
+from ..assay.report import assemble, model_facts, write_report
 from ..assay.runner import AssayPlan, count_missing, run_assay
 from ..assay.sweep import entailment_policies, parse_grid, refutation_policies
 from ..engine.manifest import MANIFEST_NAME
@@ -312,6 +312,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
                           resolved_revision=scorer.resolved_revision, manifest_sha256=identity.manifest_sha256)
     scores_sha256 = write_scores(scores_path, scorer.records, final)
     scores = {**final.__dict__, "pairs": len(scorer.records), "scores_sha256": scores_sha256}
+    if setup.runtime.model_dir is not None:  # so report.md can say first whether the weights were random
+        outcome.run["model"] = model_facts(setup.runtime.model_dir)
     report = assemble(
         outcome.body, input_name=Path(args.input).name, input_sha256=input_sha256, scores=scores,
         registration_sha256=document["registration_sha256"] if document is not None else None, run=outcome.run,

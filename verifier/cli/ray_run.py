@@ -36,6 +36,7 @@ from ..options import InputLimits
 from ..types import ClaimVerificationConfig, ClaimVerificationError
 from ..validation import ValidRequest
 from .common import Context, missing_model_message, prepare
+from ..messages import install_hint
 from .errors import Failure, UsageError, err, first_line
 
 __all__ = ["run_ray", "ray_failure"]
@@ -133,7 +134,7 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
         import ray
         import ray.data
     except ImportError:
-        raise Failure("error: --engine ray needs Ray Data: pip install 'claim-verifier[ray]'") from None
+        raise Failure(f"error: --engine ray needs Ray Data: {install_hint('ray')}") from None
     from ..distributed import DEFAULT_ROWS_PER_BATCH, read_jsonl, verify_dataset
 
     started = not ray.is_initialized()

@@ -46,6 +46,7 @@ from .common import (
     threads,
     threshold,
 )
+from ..messages import install_hint
 from .errors import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, UsageError, err
 from .bulk import (
     DigestSet,
@@ -159,7 +160,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="bound of --score-cache in rows; the least recently used go first (default 1,000,000)",
     )
     add_limits(parser.add_argument_group("input limits (never digested)"))
-    scale = parser.add_argument_group("scale-out on Ray Data (pip install 'claim-verifier[ray]'; docs/bulk.md)")
+    scale = parser.add_argument_group(f"scale-out on Ray Data ({install_hint('ray')}; docs/bulk.md)")
     scale.add_argument("--engine", choices=("local", "ray"), default="local", help="local (default) or ray: -o is a directory")
     scale.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray instance)")
     scale.add_argument("--workers", type=int_range(1, 100_000), metavar="N", help="Ray actors, one verifier each (default 1)")
