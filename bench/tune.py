@@ -34,7 +34,8 @@ def tune_settings() -> list[dict[str, Any]]:
     for overhead in (0, 256, 4096):
         settings.append({"max_batch_tokens": 8192, "batch_overhead_tokens": overhead})
     settings.append({"max_batch_tokens": 8192, "threads": 1})
-    settings.append({"max_batch_tokens": 8192, "session_config": {"session.intra_op.allow_spinning": "0"}})
+    # spinning is off by default since 2026-12-02 (verifier.engine.session.DEFAULT_CONFIG_ENTRIES): sweep it on
+    settings.append({"max_batch_tokens": 8192, "session_config": {"session.intra_op.allow_spinning": "1"}})
     for level in ("disable", "basic", "extended"):
         settings.append({"max_batch_tokens": 8192, "graph_optimization_level": level})
     settings.append({"max_batch_tokens": 8192, "variant": "optimized", "graph_optimization_level": "basic"})

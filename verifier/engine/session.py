@@ -41,11 +41,12 @@ DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 #: Session config entries set unless the caller gives the same key. Spinning off: the intra-op
 #: threads block instead of busy-waiting between parallel sections. On the shared 2-core machine
-#: (load average 3-7) the end-to-end verifier ran 1.12-1.29x (float32) and 1.47-1.75x (int8) more
-#: claims/s with it off, interleaved in one run (``python -m bench.prme_e2e --sides
-#: ours-fp32,ours-fp32-spin,...``; bench/RESULTS.md, 2026-12-02); the scores are bit-identical
-#: either way. ``{"session.intra_op.allow_spinning": "1"}`` restores onnxruntime's default, which
-#: was 0-10 % faster on a quiet machine (``python -m bench tune``, 2026-11-30).
+#: with others' work on it (load average 3-7) the end-to-end verifier ran 1.12-1.32x (float32) and
+#: 1.47-1.75x (int8) more claims/s with it off, interleaved in one run (``python -m bench.prme_e2e
+#: --sides ours-fp32,ours-fp32-spin,...``; bench/RESULTS.md, 2026-12-02); with the cores to itself
+#: spinning was 5 % (float32) and 16 % (int8) faster. Busy-waiting threads also take cores from the
+#: host application. The scores are bit-identical either way; ``{"session.intra_op.allow_spinning":
+#: "1"}`` (``RuntimeOptions.session_config_entries``) restores onnxruntime's default on a dedicated machine.
 DEFAULT_CONFIG_ENTRIES: Mapping[str, str] = {"session.intra_op.allow_spinning": "0"}
 
 
