@@ -73,15 +73,6 @@ class TestReport:
         assert "claims/s ÷ PRME" in text and "2/2" in text
 
 
-def test_engine_sessions_do_not_spin_unless_asked() -> None:
-    """docs/performance.md: spinning off by default; a caller's entry wins. (Speed itself is not asserted.)"""
-    from verifier.engine.session import session_options
-
-    assert session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
-    chosen = session_options(config_entries={"session.intra_op.allow_spinning": "1"})
-    assert chosen.get_session_config_entry("session.intra_op.allow_spinning") == "1"
-
-
 @pytest.mark.slow
 def test_prme_e2e_runs_and_reports_its_fields(tmp_path: Path) -> None:
     problem = peer_problem(peer_python())

@@ -116,6 +116,22 @@ def test_the_key_separates_what_changes_the_bits(tiny_model_dir: Path, tmp_path:
     assert ScoreStore(store).rows() == 12
 
 
+def test_the_key_holds_the_session_entries_the_engine_really_sets(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """The engine's default session entries are part of the key: spelling a default out is the same key;
+    re-enabling the SkipLayerNormalization fusion (bit-identical in float32, not in int8) is another."""
+    store = tmp_path / "scores.sqlite"
+    pairs = _pairs(5)
+    OnnxScorer(tiny_model_dir, score_cache=store).score(pairs)
+    spelled = OnnxScorer(tiny_model_dir, score_cache=store,
+                         session_config_entries={"optimization.disable_specified_optimizers": "SkipLayerNormFusion"})
+    spelled.score(pairs)
+    assert (spelled.stats.store_hits, spelled.stats.store_misses) == (5, 0)
+    fused = OnnxScorer(tiny_model_dir, score_cache=store, session_config_entries={"optimization.disable_specified_optimizers": ""})
+    assert _bits(fused.score(pairs)) == _bits(OnnxScorer(tiny_model_dir).score(pairs))
+    assert (fused.stats.store_hits, fused.stats.store_misses) == (0, 5)
+    assert ScoreStore(store).rows() == 10
+
+
 # ---------------------------------------------------------------- where scores must not be reused
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from .batching import BatchedLogits
 from .manifest import TOKENIZER_NAME
 from .tokenization import TRUNCATION
+from .session import effective_config_entries
 from ..options import DEFAULT_SCORE_CACHE_MAX_ROWS
 from ..types import ClaimVerificationError
 
@@ -125,7 +126,9 @@ def score_context(loaded: "LoadedModel", *, variant: Optional[str], padding: str
         "providers": list(loaded.providers),
         "graph_optimization_level": session.graph_optimization_level,
         "intra_op_num_threads": session.intra_op_num_threads,
-        "session_config_entries": dict(sorted(session.config_entries.items())),
+        # the entries the session really got (the engine's defaults included): a default that changes
+        # the arithmetic (an int8 fusion) must change the key, never reuse rows scored without it
+        "session_config_entries": effective_config_entries(session.config_entries),
         "session_factory": f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', type(factory).__name__)}",
         "machine": platform.machine(),
         "cpu": _cpu(),

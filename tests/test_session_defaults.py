@@ -1,0 +1,74 @@
+"""The engine's onnxruntime session defaults (verifier.engine.session.DEFAULT_CONFIG_ENTRIES, docs/performance.md):
+what each default does to the graph onnxruntime runs (the SkipLayerNormalization fusion is off in the int8 graph,
+and float32 graphs and scores do not change), and that a caller's entry wins. Speed itself is measured in bench/, not here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verifier.engine.scorer import OnnxScorer
+from verifier.engine.session import create_session, effective_config_entries, session_options
+
+FUSION_ON = {"optimization.disable_specified_optimizers": ""}
+SENTENCES = [
+    "The launch moved to Wednesday after the review.",
+    "Maria paid the invoice for the new office chairs on Friday, two days before the deadline.",
+    "No.",
+    "The team met in Lisbon; the notes say the budget was approved, then cut by a third in March.",
+]
+
+
+def _optimized_op_types(model: Path, out: Path, entries: "dict[str, str] | None") -> list[str]:
+    onnx = pytest.importorskip("onnx")
+    create_session(model, session_options(config_entries=entries, optimized_model_filepath=out))
+    return [node.op_type for node in onnx.load(str(out), load_external_data=False).graph.node]
+
+
+@pytest.fixture(scope="module")
+def tiny_int8_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import shutil
+
+    pytest.importorskip("onnx")
+    from verifier_export.variants import VariantGate, build_variants
+
+    directory = Path(shutil.copytree(tiny_model_dir, tmp_path_factory.mktemp("int8") / "model"))
+    # the tiny random model loses a lot to int8: a loose gate; only the graph matters here
+    build_variants(directory, ["int8"], gates={"int8": VariantGate(max_abs_logit_diff=10.0, max_prob_diff=1.0, min_argmax_agreement=0.0)})
+    return directory
+
+
+def test_skip_layer_norm_fusion_is_off_by_default_and_a_callers_entry_wins(tiny_int8_dir: Path, tmp_path: Path) -> None:
+    model = tiny_int8_dir / "model.int8.onnx"
+    default = _optimized_op_types(model, tmp_path / "default.onnx", None)
+    fused = _optimized_op_types(model, tmp_path / "fused.onnx", FUSION_ON)
+    # in the int8 graph onnxruntime fuses a residual Add + LayerNormalization of each layer unless told not to
+    assert fused.count("SkipLayerNormalization") > 0
+    assert default.count("SkipLayerNormalization") == 0
+    assert default.count("LayerNormalization") == fused.count("LayerNormalization") + fused.count("SkipLayerNormalization")
+
+
+def test_float32_graphs_and_scores_do_not_change(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """onnxruntime 1.32 does not fuse SkipLayerNormalization in these float32 graphs: the default changes nothing there."""
+    model = tiny_model_dir / "model.onnx"
+    assert _optimized_op_types(model, tmp_path / "a.onnx", None) == _optimized_op_types(model, tmp_path / "b.onnx", FUSION_ON)
+    pairs = [(premise, hypothesis) for premise in SENTENCES for hypothesis in SENTENCES]  # padded batches
+    default = OnnxScorer(tiny_model_dir).score_logits(pairs)
+    fused = OnnxScorer(tiny_model_dir, session_config_entries=FUSION_ON).score_logits(pairs)
+    assert default.dtype == np.float32 and default.shape == (len(pairs), 3)
+    assert np.ascontiguousarray(default).tobytes() == np.ascontiguousarray(fused).tobytes()
+
+
+def test_defaults_and_caller_entries() -> None:
+    assert session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert session_options().get_session_config_entry("optimization.disable_specified_optimizers") == "SkipLayerNormFusion"
+    chosen = session_options(config_entries={"session.intra_op.allow_spinning": "1", **FUSION_ON})
+    assert chosen.get_session_config_entry("session.intra_op.allow_spinning") == "1"
+    assert chosen.get_session_config_entry("optimization.disable_specified_optimizers") == ""
+    assert effective_config_entries({"x.y": "1"}) == {
+        "optimization.disable_specified_optimizers": "SkipLayerNormFusion",
+        "session.intra_op.allow_spinning": "0",
+        "x.y": "1",
+    }
