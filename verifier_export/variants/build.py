@@ -74,6 +74,8 @@ def _write_optimized(source: Path, target: Path, options: VariantOptions) -> Non
 def _write_int8(source: Path, target: Path, options: VariantOptions) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    if options.quantize_embeddings not in (True, False):
+        raise ExportError(f"an int8 recipe needs quantize_embeddings True or False, got {options.quantize_embeddings!r}")
     op_types = ["MatMul", "Gather"] if options.quantize_embeddings else ["MatMul"]
     weight_type = QuantType.QInt8 if options.int8_weight_type == "qint8" else QuantType.QUInt8
     root = logging.getLogger()
@@ -115,7 +117,8 @@ def _kept(model_dir: Path, manifest: Manifest, name: str, gate: VariantGate, sta
 
 
 def _record(
-    model_dir: Path, manifest: Manifest, source: Path, built: Sequence[tuple[VariantResult, Path]], options: VariantOptions
+    model_dir: Path, manifest: Manifest, source: Path, built: Sequence[tuple[VariantResult, Path]],
+    options: Mapping[str, VariantOptions],
 ) -> Manifest:
     """Move the built files into place and rewrite the manifest with them (last)."""
     files = dict(manifest.files)
@@ -126,7 +129,7 @@ def _record(
         shutil.copymode(source, final)  # mkstemp made it 0600; match model.onnx
         files[result.file] = FileRecord(sha256=sha256_file(final), size=final.stat().st_size)
         variants[result.name] = VariantRecord(
-            file=result.file, description=options.describe(result.name), parity=result.parity
+            file=result.file, description=options[result.name].describe(result.name), parity=result.parity
         )
     updated = Manifest.model_validate({**manifest.model_dump(), "files": files, "variants": variants})
     write_manifest(model_dir, updated)
@@ -183,6 +186,8 @@ def build_variants(
 
     results: list[VariantResult] = []
     built: list[tuple[VariantResult, Path]] = []  # (result, its temporary file)
+    recipe_of: dict[str, VariantOptions] = {}  # the options each built variant was made with
+    notes: list[str] = []
     staged: list[Path] = []
     try:
         for name in wanted:
@@ -193,24 +198,32 @@ def build_variants(
                 results.append(kept)
                 continue
             file = VARIANT_FILES[name]
-            handle, temporary_name = tempfile.mkstemp(prefix=f".{file}.partial-", dir=model_dir)
-            os.close(handle)
-            temporary = Path(temporary_name)
-            staged.append(temporary)
-            say(f"building {name} ({file}) from {source.name}")
-            _build_file(name, source, temporary, options)
-            say(f"gating {name} against the PyTorch golden logits")
-            comparison, _ = compare_golden(model_dir, temporary.name, manifest)
-            failures = gate.failures(comparison)
-            result = VariantResult(
-                name=name, file=file, status="failed" if failures else "built", parity=gate.report(comparison),
-                gate=gate, failures=tuple(failures), size=temporary.stat().st_size,
-                seconds=time.perf_counter() - started,
-            )
-            results.append(result)
-            built.append((result, temporary))
+            recipes = options.int8_recipes() if name == "int8" else (options,)
+            for attempt, recipe in enumerate(recipes, start=1):
+                handle, temporary_name = tempfile.mkstemp(prefix=f".{file}.partial-", dir=model_dir)
+                os.close(handle)
+                temporary = Path(temporary_name)
+                staged.append(temporary)
+                say(f"building {name} ({file}) from {source.name}" + (f": {recipe.describe(name)}" if len(recipes) > 1 else ""))
+                _build_file(name, source, temporary, recipe)
+                say(f"gating {name} against the PyTorch golden logits")
+                comparison, _ = compare_golden(model_dir, temporary.name, manifest)
+                failures = gate.failures(comparison)
+                result = VariantResult(
+                    name=name, file=file, status="failed" if failures else "built", parity=gate.report(comparison),
+                    gate=gate, failures=tuple(failures), size=temporary.stat().st_size,
+                    seconds=time.perf_counter() - started,
+                )
+                if failures and attempt < len(recipes):
+                    notes.append(f"{name}: {recipe.describe(name)} missed the gate ({'; '.join(failures)}); trying the next recipe")
+                    temporary.unlink(missing_ok=True)
+                    continue
+                recipe_of[name] = recipe
+                results.append(result)
+                built.append((result, temporary))
+                break
         passed = [(result, temporary) for result, temporary in built if not result.failures]
-        updated = _record(model_dir, manifest, source, passed, options) if passed else manifest
+        updated = _record(model_dir, manifest, source, passed, recipe_of) if passed else manifest
         failed = [result for result in results if result.failures]
         if failed:
             recorded = f"; recorded anyway: {', '.join(r.name for r, _ in passed)}" if passed else ""
@@ -218,14 +231,14 @@ def build_variants(
                 f"{len(failed)} variant(s) failed their parity gate against the PyTorch golden logits: "
                 + "; ".join(f"{r.name}: {', '.join(r.failures)}" for r in failed)
                 + recorded,
-                report="\n".join(result.summary() for result in results),
+                report="\n".join([*(result.summary() for result in results), *notes]),
             )
     finally:
         for temporary in staged:
             temporary.unlink(missing_ok=True)
-    notes: tuple[str, ...] = ()
     if opened.random_weights:
-        notes = ("(random-weights model: use these variants for speed figures only)",)
+        notes.append("(random-weights model: use these variants for speed figures only)")
     return VariantsReport(
-        model_dir=model_dir, results=tuple(results), manifest=updated, random_weights=opened.random_weights, notes=notes
+        model_dir=model_dir, results=tuple(results), manifest=updated, random_weights=opened.random_weights,
+        notes=tuple(notes),
     )

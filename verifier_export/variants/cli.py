@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Literal, Optional, Sequence, Union
 
 from verifier.argtypes import float_range, positive_float
 
@@ -34,13 +34,20 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
         help="onnxruntime level of the 'optimized' variant (default: extended, portable)",
     )
     group.add_argument("--int8-per-tensor", action="store_true", help="int8: one scale per weight matrix")
-    group.add_argument("--int8-quantize-embeddings", action="store_true", help="int8: also quantise the word embeddings")
+    group.add_argument(
+        "--int8-quantize-embeddings", nargs="?", choices=("auto", "yes", "no"), const="yes", default="auto",
+        help="int8: also quantise the word embeddings: auto (default: with them, and without only if that misses the "
+        "gate), yes (the flag alone) or no",
+    )
     group.add_argument("--int8-max-prob-diff", type=positive_float, default=None, help="int8 gate: max |Δprob| (default 0.05)")
     group.add_argument("--int8-max-logit-diff", type=positive_float, default=None, help="int8 gate: max |Δlogit| (default 0.5)")
     group.add_argument(
         "--int8-min-argmax-agreement", type=float_range(0.0, 1.0), default=None, help="int8 gate: min argmax agreement (default 1.0)"
     )
     group.add_argument("--overwrite-variants", action="store_true", help="rebuild variants already recorded")
+
+
+_EMBEDDINGS: dict[str, Union[bool, Literal["auto"]]] = {"auto": "auto", "yes": True, "no": False}
 
 
 def variant_settings(args: argparse.Namespace) -> tuple[dict[str, VariantGate], VariantOptions]:
@@ -57,7 +64,7 @@ def variant_settings(args: argparse.Namespace) -> tuple[dict[str, VariantGate], 
     options = VariantOptions(
         optimization_level=args.optimization_level,
         int8_per_channel=not args.int8_per_tensor,
-        quantize_embeddings=args.int8_quantize_embeddings,
+        quantize_embeddings=_EMBEDDINGS[args.int8_quantize_embeddings],
     )
     return {"int8": int8}, options
 
