@@ -274,9 +274,40 @@ class TestSpanSlicedAttention:
         from verifier_export.fast_attention import patched_bias, span_sliced_attention
 
         original = deberta.DisentangledSelfAttention.disentangled_attention_bias
+        original_scale = deberta.scaled_size_sqrt
         with span_sliced_attention():
             assert deberta.DisentangledSelfAttention.disentangled_attention_bias is patched_bias
+            assert deberta.scaled_size_sqrt is not original_scale
         assert deberta.DisentangledSelfAttention.disentangled_attention_bias is original
+        assert deberta.scaled_size_sqrt is original_scale
+
+    def test_the_constant_scale_is_transformers_value_bit_for_bit(self) -> None:
+        torch = pytest.importorskip("torch")
+        from transformers.models.deberta_v2 import modeling_deberta_v2 as deberta
+
+        from verifier_export.fast_attention import constant_scale
+
+        for head_size in (8, 16, 32, 64, 96, 128):
+            for scale_factor in (1, 2, 3):
+                query = torch.zeros(2, 5, head_size)
+                expected = deberta.scaled_size_sqrt(query, scale_factor)
+                got = constant_scale(query, scale_factor)
+                assert got.dtype == expected.dtype == torch.float32
+                assert got.numpy().tobytes() == expected.numpy().tobytes(), (head_size, scale_factor)
+
+    def test_the_exported_scale_is_a_constant_onnxruntime_fuses(self, tiny_model_dir: Path, tmp_path: Path) -> None:
+        """With the scale a constant, onnxruntime folds the transposed keys' division into one FusedMatMul
+        per layer, and no square root is left to compute at run time."""
+        onnx = pytest.importorskip("onnx")
+        from verifier.engine.manifest import read_manifest
+        from verifier.engine.session import create_session, session_options
+
+        assert read_manifest(tiny_model_dir).attention == "span"
+        out = tmp_path / "optimized.onnx"
+        create_session(tiny_model_dir / "model.onnx", session_options(optimized_model_filepath=out))
+        ops = [node.op_type for node in onnx.load(str(out), load_external_data=False).graph.node]
+        layers = json.loads((tiny_model_dir / "config.json").read_text(encoding="utf-8"))["num_hidden_layers"]
+        assert ops.count("FusedMatMul") == layers and "Sqrt" not in ops and "ConstantOfShape" not in ops
 
 
 # --------------------------------------------------------------------------- plumbing: results, subprocesses, checks

@@ -55,10 +55,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-__all__ = ["span_sliced_attention", "patched_bias"]
+__all__ = ["span_sliced_attention", "patched_bias", "constant_scale"]
 
 
 def _script_core() -> Any:
+    from typing import Optional
+
     import torch
 
     @torch.jit.script
@@ -96,19 +98,24 @@ def _script_core() -> Any:
         # bucket(d) for d = L-1, ..., 0 (column 0) and d = -1, ..., -(L-1) (row 0), plus one unused
         # entry so that the skew is a reshape: 2L distances, descending.
         buckets = torch.cat([rel[:, 0].flip(0), rel[0, 1:], rel[0, :1]])
-        score = torch.zeros([batch, num_heads, length, length], dtype=query_layer.dtype, device=query_layer.device)
+        # The tables are divided by the scale before the rows are picked (the same quotient per element, so
+        # the same numbers): with the scale a constant (constant_scale) the division folds into the constant.
+        score: Optional[torch.Tensor] = None
         if c2p:
             # c2p[i, j] = q_i . K_r[k + bucket(i - j)] / scale
             index = torch.clamp(buckets + att_span, low, high)
-            table = (pos_key.index_select(0, index) / scale.to(dtype=pos_key.dtype)).view(2 * length, num_heads, head_dim)
+            table = (pos_key / scale.to(dtype=pos_key.dtype)).index_select(0, index).view(2 * length, num_heads, head_dim)
             scores = torch.matmul(query_layer.view(batch, num_heads, length, head_dim), table.permute(1, 2, 0).unsqueeze(0))
-            score = score + skew(scores, length)
+            score = skew(scores, length)
         if p2c:
             # p2c[i, j] = k_j . Q_r[k - bucket(j - i)] / scale: skew over (j, i), then transpose
             index = torch.clamp(att_span - buckets, low, high)
-            table = (pos_query.index_select(0, index) / scale.to(dtype=pos_query.dtype)).view(2 * length, num_heads, head_dim)
+            table = (pos_query / scale.to(dtype=pos_query.dtype)).index_select(0, index).view(2 * length, num_heads, head_dim)
             scores = torch.matmul(key_layer.view(batch, num_heads, length, head_dim), table.permute(1, 2, 0).unsqueeze(0))
-            score = score + skew(scores, length).transpose(-1, -2)
+            part = skew(scores, length).transpose(-1, -2)
+            score = part if score is None else score + part
+        if score is None:  # neither c2p nor p2c: no bias (the first term is added to nothing, not to zeros)
+            return torch.zeros([rows, length, length], dtype=query_layer.dtype, device=query_layer.device)
         return score.view(rows, length, length)
 
     return span_bias
@@ -162,9 +169,28 @@ def patched_bias(
 _ORIGINAL: Any = None
 
 
+def constant_scale(query_layer: Any, scale_factor: int) -> Any:
+    """Drop-in for transformers' ``scaled_size_sqrt`` whose value is a constant of the exported graph.
+
+    transformers computes ``sqrt(head_size * scale_factor)`` from the traced
+    shape of ``query_layer``, so the ONNX graph recomputes it at run time
+    (Shape, Slice, Squeeze, Cast, Mul, Sqrt) and divides the transposed keys
+    by a tensor onnxruntime cannot treat as a constant: the ``Transpose`` and
+    ``Div`` before the score ``MatMul`` then run as their own kernels (4.3 %
+    and 0.7 % of int8 kernel time at 40 tokens, ``python -m bench.profile``).
+    The head size is fixed by the model's configuration, so the same float32
+    value (``torch.sqrt`` of the same float32 product) is computed here, at
+    trace time, and becomes a constant; onnxruntime then folds the division
+    and the transpose into one ``FusedMatMul``.
+    """
+    import torch
+
+    return torch.sqrt(torch.tensor(float(int(query_layer.size(-1)) * scale_factor), dtype=torch.float))
+
+
 @contextlib.contextmanager
 def span_sliced_attention() -> Iterator[None]:
-    """While active, DeBERTa-v2/v3 attention uses :func:`patched_bias` (restored on exit).
+    """While active, DeBERTa-v2/v3 attention uses :func:`patched_bias` and :func:`constant_scale` (restored on exit).
 
     Raises:
         ImportError: transformers is not installed (the ``export`` extra).
@@ -174,9 +200,12 @@ def span_sliced_attention() -> Iterator[None]:
 
     cls = deberta.DisentangledSelfAttention
     original = cls.disentangled_attention_bias
+    original_scale = deberta.scaled_size_sqrt
     _ORIGINAL = original
     cls.disentangled_attention_bias = patched_bias  # type: ignore[method-assign]
+    deberta.scaled_size_sqrt = constant_scale
     try:
         yield
     finally:
         cls.disentangled_attention_bias = original  # type: ignore[method-assign]
+        deberta.scaled_size_sqrt = original_scale
