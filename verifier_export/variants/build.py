@@ -152,7 +152,10 @@ def build_variants(
             :func:`verifier_export.manifest.open_export_dir`).
         names: variants to build, from :data:`~verifier_export.variants.VARIANT_NAMES`.
         gates: per-variant gates overriding :data:`~verifier_export.variants.DEFAULT_GATES`.
-        options: how the variants are made.
+        options: how the variants are made. With ``quantize_embeddings="auto"`` (the
+            default) ``int8`` is built with the word embeddings quantised and, only if
+            that file misses its gate, built and gated again without them; the report's
+            notes say so and the manifest's description names the recipe recorded.
         overwrite: rebuild a variant that is already recorded (default: keep a
             recorded variant whose file still verifies; its recorded parity stands).
         progress: called with a line as each step starts (default silent).
