@@ -273,13 +273,45 @@ class TestSpanSlicedAttention:
 
         from verifier_export.fast_attention import patched_bias, span_sliced_attention
 
+        from verifier_export.fast_attention import additive_mask_forward
+
         original = deberta.DisentangledSelfAttention.disentangled_attention_bias
+        original_forward = deberta.DisentangledSelfAttention.forward
         original_scale = deberta.scaled_size_sqrt
         with span_sliced_attention():
             assert deberta.DisentangledSelfAttention.disentangled_attention_bias is patched_bias
+            assert deberta.DisentangledSelfAttention.forward is additive_mask_forward  # transformers 4.57 here
             assert deberta.scaled_size_sqrt is not original_scale
         assert deberta.DisentangledSelfAttention.disentangled_attention_bias is original
+        assert deberta.DisentangledSelfAttention.forward is original_forward
         assert deberta.scaled_size_sqrt is original_scale
+
+    def test_the_additive_mask_gives_masked_fills_logits_bit_for_bit(self, tiny_source_dir: Path) -> None:
+        """Same span bias, transformers' forward (masked_fill) vs the additive mask: identical float32 logits,
+        with padding rows and masked positions inside a row."""
+        torch = pytest.importorskip("torch")
+        from transformers import AutoModelForSequenceClassification
+        from transformers.models.deberta_v2 import modeling_deberta_v2 as deberta
+
+        from verifier_export.fast_attention import additive_mask_forward, span_sliced_attention
+
+        model = AutoModelForSequenceClassification.from_pretrained(str(tiny_source_dir)).eval()
+        original_forward = deberta.DisentangledSelfAttention.forward
+        generator = torch.Generator().manual_seed(1)
+        for batch, length in ((3, 5), (2, 40), (4, 17), (1, 300)):
+            ids = torch.randint(5, model.config.vocab_size, (batch, length), generator=generator)
+            mask = torch.ones_like(ids)
+            mask[-1, length // 2 :] = 0
+            mask[0, 1:3] = 0
+            with torch.no_grad(), span_sliced_attention():
+                additive = model(input_ids=ids, attention_mask=mask).logits
+                deberta.DisentangledSelfAttention.forward = original_forward  # type: ignore[method-assign]
+                try:
+                    filled = model(input_ids=ids, attention_mask=mask).logits
+                finally:
+                    deberta.DisentangledSelfAttention.forward = additive_mask_forward  # type: ignore[method-assign]
+            assert torch.equal(additive, filled), (batch, length)
+        assert deberta.DisentangledSelfAttention.forward is original_forward
 
     def test_the_constant_scale_is_transformers_value_bit_for_bit(self) -> None:
         torch = pytest.importorskip("torch")
@@ -308,6 +340,11 @@ class TestSpanSlicedAttention:
         ops = [node.op_type for node in onnx.load(str(out), load_external_data=False).graph.node]
         layers = json.loads((tiny_model_dir / "config.json").read_text(encoding="utf-8"))["num_hidden_layers"]
         assert ops.count("FusedMatMul") == layers and "Sqrt" not in ops and "ConstantOfShape" not in ops
+        # the attention mask is added to the scores (no float Where before any softmax)
+        graph = onnx.load(str(out), load_external_data=False).graph
+        producer = {output: node for node in graph.node for output in node.output}
+        softmax_inputs = [producer[node.input[0]].op_type for node in graph.node if node.op_type == "Softmax"]
+        assert softmax_inputs == ["Add"] * layers
 
 
 # --------------------------------------------------------------------------- plumbing: results, subprocesses, checks
