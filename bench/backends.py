@@ -410,7 +410,7 @@ class OnnxBackend:
     ) -> None:
         import onnxruntime
 
-        from verifier.engine.scorer import BATCH_OVERHEAD_TOKENS, OnnxScorer
+        from verifier.engine.scorer import OnnxScorer
 
         self.name = name or ("onnx" if variant is None else f"onnx-{variant}")
         self._factory = _TimedSessionFactory()
@@ -423,7 +423,7 @@ class OnnxBackend:
             max_batch_tokens=max_batch_tokens,
             max_batch_size=max_batch_size,
             session_config_entries=session_config_entries,
-            batch_overhead_tokens=BATCH_OVERHEAD_TOKENS if batch_overhead_tokens is None else batch_overhead_tokens,
+            batch_overhead_tokens=batch_overhead_tokens,  # None: the engine's default for the variant
             session_factory=self._factory,
         ).load()
         self.versions: Mapping[str, str] = {"onnxruntime": onnxruntime.__version__}

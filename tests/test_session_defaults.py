@@ -72,3 +72,25 @@ def test_defaults_and_caller_entries() -> None:
         "session.intra_op.allow_spinning": "0",
         "x.y": "1",
     }
+
+
+def _batches(model_dir: Path, pairs: "list[tuple[str, str]]", **kwargs: object) -> int:
+    scorer = OnnxScorer(model_dir, **kwargs)  # type: ignore[arg-type]
+    scorer.score(pairs)
+    return int(scorer.stats.batches)
+
+
+def test_the_planners_per_run_cost_defaults_by_variant(tiny_int8_dir: Path) -> None:
+    """verifier.options.default_batch_overhead_tokens: 64 padded tokens a run for int8 (its tokens are cheaper,
+    its per-run cost is not), 16 otherwise; an explicit value wins, and RuntimeOptions leaves it to the engine."""
+    from verifier.options import RuntimeOptions, default_batch_overhead_tokens
+
+    assert (default_batch_overhead_tokens("int8"), default_batch_overhead_tokens(None)) == (64.0, 16.0)
+    assert RuntimeOptions().batch_overhead_tokens is None
+    words = "the launch moved to wednesday after a long review of every open issue".split()
+    pairs = [(" ".join(words[: 1 + i % len(words)] * (1 + i // len(words))), "The launch is on Tuesday.") for i in range(48)]
+    int8 = {"variant": "int8"}
+    default_int8 = _batches(tiny_int8_dir, pairs, **int8)
+    assert default_int8 == _batches(tiny_int8_dir, pairs, batch_overhead_tokens=64.0, **int8)
+    assert default_int8 < _batches(tiny_int8_dir, pairs, batch_overhead_tokens=16.0, **int8)
+    assert _batches(tiny_int8_dir, pairs) == _batches(tiny_int8_dir, pairs, batch_overhead_tokens=16.0)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "RuntimeOptions", "InputLimits", "Schedule", "Padding", "PADDING_LAYOUTS", "default_model_dir", "available_cpus",
     "MODEL_DIR_ENV", "DATA_DIR_ENV", "DATA_DIR_APP", "POINTER_FORMAT", "BATCH_OVERHEAD_TOKENS",
+    "INT8_BATCH_OVERHEAD_TOKENS", "default_batch_overhead_tokens",
     "DEFAULT_MAX_BATCH_TOKENS", "user_data_dir", "pointer_path", "recorded_model_dir",
     "DEFAULT_SCORE_CACHE_MAX_ROWS",
 ]
@@ -26,6 +27,18 @@ __all__ = [
 #: run's fixed cost (dispatch, relative-position projections) is ~7-20 tokens of work
 #: (``python -m bench tune``; figures in bench/results/final-2026-11-30.md).
 BATCH_OVERHEAD_TOKENS = 16.0
+#: The same cost for the dynamic-int8 variant, whose tokens are ~3-4x cheaper while a run's fixed
+#: cost is not: end to end (36 premises a claim, 12 claims interleaved, Intel Xeon host with AMX)
+#: 4.94 s at 16, 4.69 s at 32, 4.53 s at 64, 4.57 s at 128 (fewer, fuller batches); float32 was the
+#: same at 16 and 64 (14.09 vs 14.15 s). Used when ``batch_overhead_tokens`` is not given and the
+#: variant is ``"int8"`` (docs/performance.md, "The Intel Xeon host").
+INT8_BATCH_OVERHEAD_TOKENS = 64.0
+
+
+def default_batch_overhead_tokens(variant: Optional[str]) -> float:
+    """The planner's per-run cost for ``variant`` when none is given: :data:`INT8_BATCH_OVERHEAD_TOKENS`
+    for ``"int8"``, else :data:`BATCH_OVERHEAD_TOKENS`."""
+    return INT8_BATCH_OVERHEAD_TOKENS if variant == "int8" else BATCH_OVERHEAD_TOKENS
 #: Default token budget of one padded batch (rows x padded length). Measured on the
 #: DeBERTa-v3-base graphs with onnxruntime 1.32 on 2 cores (docs/performance.md):
 #: batches of 1-2k tokens run 1.1-1.35x faster per sequence than 8k-token batches at
@@ -154,7 +167,8 @@ class RuntimeOptions(BaseModel):
         graph_optimization_level: onnxruntime graph optimisation level at session creation.
         max_batch_tokens: token budget of one padded batch (batch rows x padded length).
         batch_overhead_tokens: cost of one onnxruntime run in padded-token units, used
-            by the batch planner (:data:`verifier.engine.batching.BATCH_OVERHEAD_TOKENS`).
+            by the batch planner (``None``, the default: :data:`BATCH_OVERHEAD_TOKENS`, or
+            :data:`INT8_BATCH_OVERHEAD_TOKENS` for the ``int8`` variant).
         session_config_entries: onnxruntime session config entries set at load,
             e.g. ``{"session.intra_op.allow_spinning": "0"}``.
         verify_golden: re-score ``golden.json`` at load and refuse a disagreeing model.
@@ -189,7 +203,7 @@ class RuntimeOptions(BaseModel):
     inter_op_num_threads: Optional[Annotated[int, Field(ge=1, strict=True)]] = None
     graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
     max_batch_tokens: Annotated[int, Field(ge=64, le=1 << 22)] = DEFAULT_MAX_BATCH_TOKENS
-    batch_overhead_tokens: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = BATCH_OVERHEAD_TOKENS
+    batch_overhead_tokens: Optional[Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)]] = None
     session_config_entries: Optional[dict[str, str]] = None
     verify_golden: bool = False
     enable_cpu_mem_arena: bool = True

@@ -54,7 +54,7 @@ from .loaded import BatchSettings, SessionFactory, SessionSettings
 from .model_directory import OUTPUT_LABELS
 from .score_store import DEFAULT_MAX_ROWS, StoreSettings
 from .args import check_engine_arguments, validate_pairs
-from ..options import PADDING_LAYOUTS, RuntimeOptions
+from ..options import PADDING_LAYOUTS, RuntimeOptions, default_batch_overhead_tokens
 from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
 
 __all__ = [
@@ -102,7 +102,8 @@ class OnnxScorer(ModelHandle):
         session_config_entries: onnxruntime session config entries (e.g.
             ``{"session.intra_op.allow_spinning": "0"}``), set at load.
         batch_overhead_tokens: cost of one onnxruntime run in padded tokens for
-            the batch planner (default :data:`BATCH_OVERHEAD_TOKENS`).
+            the batch planner (``None``: :func:`verifier.options.default_batch_overhead_tokens`
+            of ``variant``, 16 for float32 and 64 for ``int8``).
         session_factory: makes the inference session from the verified model file
             (see :data:`SessionFactory`; e.g. to wrap or instrument onnxruntime's).
         enable_cpu_mem_arena: onnxruntime's CPU memory arena (default on; off
@@ -141,7 +142,7 @@ class OnnxScorer(ModelHandle):
         expected_model: Optional[str] = None,
         expected_revision: Optional[str] = None,
         session_config_entries: Optional[Mapping[str, str]] = None,
-        batch_overhead_tokens: float = BATCH_OVERHEAD_TOKENS,
+        batch_overhead_tokens: Optional[float] = None,
         session_factory: Optional[SessionFactory] = None,
         padding: str = "batched",
         enable_cpu_mem_arena: bool = True,
@@ -151,6 +152,8 @@ class OnnxScorer(ModelHandle):
     ) -> None:
         if padding not in PADDING_LAYOUTS:
             raise ValueError(f"padding must be one of {list(PADDING_LAYOUTS)}, got {padding!r}")
+        if batch_overhead_tokens is None:
+            batch_overhead_tokens = default_batch_overhead_tokens(variant)
         check_engine_arguments(
             graph_optimization_level=graph_optimization_level,
             intra_op_num_threads=intra_op_num_threads,
