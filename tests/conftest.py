@@ -189,6 +189,18 @@ def tiny_reordered_model_dir(tiny_reordered_source_dir: Path) -> Path:
     return _export(tiny_reordered_source_dir, tiny_reordered_source_dir.parent)
 
 
+@pytest.fixture(scope="session")
+def tiny_int8_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of ``tiny_model_dir`` with the ``int8`` variant built (read-only). The tiny random model
+    loses a lot to int8, so the gate is loose: only the graph and its layout matter to its users."""
+    pytest.importorskip("onnx")
+    from verifier_export.variants import VariantGate, build_variants
+
+    directory = Path(shutil.copytree(tiny_model_dir, tmp_path_factory.mktemp("int8") / "model"))
+    build_variants(directory, ["int8"], gates={"int8": VariantGate(max_abs_logit_diff=10.0, max_prob_diff=1.0, min_argmax_agreement=0.0)})
+    return directory
+
+
 @pytest.fixture
 def tiny_model_copy(tiny_model_dir: Path, tmp_path: Path) -> Path:
     """A private copy of ``tiny_model_dir`` at ``tmp_path / "model"`` for tamper tests."""

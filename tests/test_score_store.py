@@ -135,37 +135,24 @@ def test_the_key_holds_the_session_entries_the_engine_really_sets(tiny_model_dir
 # ---------------------------------------------------------------- where scores must not be reused
 
 
-@pytest.fixture(scope="module")
-def int8_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import shutil
-
-    pytest.importorskip("onnx")
-    from verifier_export.variants import VariantGate, build_variants
-
-    directory = Path(shutil.copytree(tiny_model_dir, tmp_path_factory.mktemp("int8") / "model"))
-    # The tiny random model loses a lot to int8: loosen the gate; only the layout matters here.
-    build_variants(directory, ["int8"], gates={"int8": VariantGate(max_abs_logit_diff=10.0, max_prob_diff=1.0, min_argmax_agreement=0.0)})
-    return directory
-
-
 def test_int8_with_batched_padding_is_not_reused(
-    int8_model_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tiny_int8_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = tmp_path / "scores.sqlite"
     pairs = _pairs(24)
-    batched = OnnxScorer(int8_model_dir, variant="int8").score(pairs)
-    alone = OnnxScorer(int8_model_dir, variant="int8", padding="none").score(pairs)
+    batched = OnnxScorer(tiny_int8_dir, variant="int8").score(pairs)
+    alone = OnnxScorer(tiny_int8_dir, variant="int8", padding="none").score(pairs)
     assert _bits(batched) != _bits(alone)  # why: dynamic int8 quantizes activations per batch
 
     with caplog.at_level(logging.WARNING, logger="verifier.engine"):
-        bypassed = OnnxScorer(int8_model_dir, variant="int8", score_cache=store)
+        bypassed = OnnxScorer(tiny_int8_dir, variant="int8", score_cache=store)
         assert _bits(bypassed.score(pairs)) == _bits(batched)
     assert bypassed.score_cache_status is not None and bypassed.score_cache_status.startswith("bypassed (variant 'int8'")
     assert 'padding="none"' in caplog.text and (bypassed.stats.store_hits, bypassed.stats.store_misses) == (0, 0)
     assert ScoreStore(store).rows() == 0
 
     for _ in range(2):  # padding="none" makes int8 reusable: cold, then warm
-        unpadded = OnnxScorer(int8_model_dir, variant="int8", padding="none", score_cache=store)
+        unpadded = OnnxScorer(tiny_int8_dir, variant="int8", padding="none", score_cache=store)
         assert _bits(unpadded.score(pairs)) == _bits(alone)
     assert unpadded.stats.store_hits == 24
 

@@ -27,19 +27,6 @@ def _optimized_op_types(model: Path, out: Path, entries: "dict[str, str] | None"
     return [node.op_type for node in onnx.load(str(out), load_external_data=False).graph.node]
 
 
-@pytest.fixture(scope="module")
-def tiny_int8_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import shutil
-
-    pytest.importorskip("onnx")
-    from verifier_export.variants import VariantGate, build_variants
-
-    directory = Path(shutil.copytree(tiny_model_dir, tmp_path_factory.mktemp("int8") / "model"))
-    # the tiny random model loses a lot to int8: a loose gate; only the graph matters here
-    build_variants(directory, ["int8"], gates={"int8": VariantGate(max_abs_logit_diff=10.0, max_prob_diff=1.0, min_argmax_agreement=0.0)})
-    return directory
-
-
 def test_skip_layer_norm_fusion_is_off_by_default_and_a_callers_entry_wins(tiny_int8_dir: Path, tmp_path: Path) -> None:
     model = tiny_int8_dir / "model.int8.onnx"
     default = _optimized_op_types(model, tmp_path / "default.onnx", None)
