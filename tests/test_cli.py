@@ -730,9 +730,9 @@ def test_default_model_dir_hint(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert code == 1
     assert err.startswith(
         f"error: model directory models/nli-deberta-v3-base-6c749ce3425c (relative to {tmp_path}) does not exist; "
-        "create it once with `python -m export` ("
+        "create it once with `python -m verifier_export` ("  # outside a checkout: no `export` shim here
     )
-    assert "or `python -m export --smoke --output DIR` and pass --model-dir DIR (random-weights" in err
+    assert "or `python -m verifier_export --smoke --output DIR` and pass --model-dir DIR (random-weights" in err
 
 
 # ---------------------------------------------------------------- end to end, in a subprocess, on the tiny model

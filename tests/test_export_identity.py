@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -52,8 +53,12 @@ def test_a_copied_folder_becomes_the_default_model(tiny_source_dir: Path, tmp_pa
     assert manifest.identity is not None and manifest.identity.established_by == "stated"
     config = (copy / "config.json").read_bytes()
     assert manifest.identity.source_files["config.json"].sha256 == hashlib.sha256(config).hexdigest()
-    # the last line names the command that uses it: no --model-dir, it is the default location
-    assert proc.stdout.splitlines()[-1].endswith("-m verifier verify examples/claims.jsonl")
+    # the last line names the command that uses it: no --model-dir, it is the default location;
+    # no examples/claims.jsonl here (not a checkout), so a one-off claim
+    suggested = proc.stdout.splitlines()[-1]
+    assert suggested.endswith("-m verifier verify --claim 'The launch is on Tuesday.' --evidence 'The launch moved to Wednesday.'")
+    ran = subprocess.run(shlex.split(suggested.removeprefix("next: ")), cwd=work, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0 and "The launch is on Tuesday." in ran.stdout, ran.stderr
 
     # ClaimVerifier() with no argument, from that directory, uses it
     here = Path.cwd()

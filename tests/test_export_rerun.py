@@ -68,7 +68,7 @@ def test_the_readme_commands_rerun_over_a_copied_folder_export_are_no_ops(
             "from a copied folder, identity stated with --model-id (unchecked)): files match "
         )
         assert verified.endswith("; nothing to do")
-        assert proc.stdout.splitlines()[-1].endswith("-m verifier verify examples/claims.jsonl")
+        assert proc.stdout.splitlines()[-1].endswith("-m verifier verify --claim 'The launch is on Tuesday.' --evidence 'The launch moved to Wednesday.'")
     # the first run changed nothing; the second added only the variants
     after = {path.name: path.stat().st_mtime_ns for path in target.iterdir()}
     assert {name: after[name] for name in before if name != "manifest.json"} == {

@@ -108,14 +108,37 @@ def test_the_library_says_what_a_relative_directory_was_resolved_against(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    verifier = ClaimVerifier(runtime=RuntimeOptions(model_dir=Path("exports/mine")))
+    with pytest.raises(ClaimVerificationError) as caught:
+        verifier.verify_sync("The launch is Tuesday.", EVIDENCE)
+    assert str(caught.value).endswith(
+        f" (model directory exports/mine is relative to the working directory {tmp_path}: {tmp_path / 'exports/mine'})"
+    )
+
+
+def test_the_library_names_every_place_the_default_lookup_looked_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Like the command line (regression: the library named only the relative default directory)."""
+    monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(MODEL_DIR_ENV, raising=False)
     verifier = ClaimVerifier()
     with pytest.raises(ClaimVerificationError) as caught:
         verifier.verify_sync("The launch is Tuesday.", EVIDENCE)
     assert str(caught.value).endswith(
-        f" (model directory {DEFAULT_DIR} is relative to the working directory {tmp_path}: {tmp_path / DEFAULT_DIR})"
+        f"; looked in ${MODEL_DIR_ENV} (not set), {tmp_path / DEFAULT_DIR} (absent) and this user's record "
+        f"{pointer_path(DEFAULT_MODEL, DEFAULT_REVISION)} (absent)"
     )
     assert re.match(rf"model directory {re.escape(str(DEFAULT_DIR))} does not exist; ", str(caught.value))
+
+
+def test_an_explicit_missing_directory_is_not_blamed_on_the_lookup(tmp_path: Path) -> None:
+    """Only the default lookup lists where it looked; a directory the caller named is just missing."""
+    verifier = ClaimVerifier(runtime=RuntimeOptions(model_dir=tmp_path / "nowhere"))
+    with pytest.raises(ClaimVerificationError) as caught:
+        verifier.verify_sync("The launch is Tuesday.", EVIDENCE)
+    assert str(caught.value).startswith(f"model directory {tmp_path / 'nowhere'} does not exist; ")
+    assert "looked in" not in str(caught.value) and "relative to the working directory" not in str(caught.value)
 
 
 @pytest.mark.export

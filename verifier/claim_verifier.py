@@ -104,9 +104,11 @@ class ClaimVerifier:
         if scorer is None:  # the ONNX engine: resolve its directory and identity now (verifier.engine.identity)
             resolved = resolve(config, runtime)
             self.config, self.runtime = resolved.config, resolved.runtime
+            self._missing_hint = resolved.lookup
         else:
             self.config = config if config is not None else ClaimVerificationConfig()
             self.runtime = runtime
+            self._missing_hint = ""
         self._scorer: Optional[Scorer] = scorer
         self._scorer_lock = threading.Lock()
         self._driver = ClaimDriver(self)
@@ -145,9 +147,12 @@ class ClaimVerifier:
 
         directory = Path(model_dir)
         if read_manifest_if_present(directory) is None:
+            from .messages import export_command
+
+            export = export_command()
             raise ClaimVerificationError(
                 f"{where(directory / MANIFEST_NAME)} not found: export a model there first "
-                "(`python -m export --model <hub id or local dir> --output <dir>`, or `python -m export --smoke`)"
+                f"(`{export} --model <hub id or local dir> --output <dir>`, or `{export} --smoke`)"
             )
         base = config if config is not None else ClaimVerificationConfig()
         unnamed = ClaimVerificationConfig.model_validate(base.model_dump(exclude={"model", "revision"}))
@@ -178,7 +183,8 @@ class ClaimVerifier:
         )
 
         return OnnxScorer.from_options(
-            self.runtime, self.config.model, self.config.revision, max_batch_size=self.config.batch_size
+            self.runtime, self.config.model, self.config.revision, max_batch_size=self.config.batch_size,
+            missing_hint=self._missing_hint,
         )
 
     @property

@@ -8,12 +8,14 @@ UUID``) and no message carries pydantic's documentation links.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Optional
 
 from pydantic import ValidationError
 
 __all__ = [
     "DISTRIBUTION", "PYDANTIC_WORDS", "describe_validation_error", "strip_pydantic_links", "one_line", "install_hint",
+    "export_command",
 ]
 
 #: The PyPI distribution (``pip install onnx-claim-verifier``); the import package is ``verifier``.
@@ -79,3 +81,18 @@ def install_hint(extra: str) -> str:
 def one_line(exc: BaseException) -> str:
     """``str(exc)`` on one line, without pydantic links (the type name when the text is empty)."""
     return " ".join(strip_pydantic_links(str(exc)).split()) or type(exc).__name__
+
+
+def export_command() -> str:
+    """The exporter as a user types it in the working directory, for messages that say how to export.
+
+    ``python -m export`` in a checkout of this project (its ``export/`` shim is
+    there), else ``python -m verifier_export``, which works wherever the package
+    is installed (``pip install`` adds no top-level ``export`` module).
+    """
+    try:
+        if "verifier_export" in (Path("export") / "__main__.py").read_text(encoding="utf-8"):
+            return "python -m export"
+    except (OSError, UnicodeDecodeError):
+        pass
+    return "python -m verifier_export"

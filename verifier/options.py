@@ -18,7 +18,7 @@ __all__ = [
     "RuntimeOptions", "InputLimits", "Schedule", "Padding", "PADDING_LAYOUTS", "default_model_dir", "available_cpus",
     "MODEL_DIR_ENV", "DATA_DIR_ENV", "DATA_DIR_APP", "POINTER_FORMAT", "BATCH_OVERHEAD_TOKENS",
     "INT8_BATCH_OVERHEAD_TOKENS", "default_batch_overhead_tokens",
-    "DEFAULT_MAX_BATCH_TOKENS", "user_data_dir", "pointer_path", "recorded_model_dir",
+    "DEFAULT_MAX_BATCH_TOKENS", "user_data_dir", "pointer_path", "recorded_model_dir", "describe_lookup",
     "DEFAULT_SCORE_CACHE_MAX_ROWS",
 ]
 
@@ -39,6 +39,8 @@ def default_batch_overhead_tokens(variant: Optional[str]) -> float:
     """The planner's per-run cost for ``variant`` when none is given: :data:`INT8_BATCH_OVERHEAD_TOKENS`
     for ``"int8"``, else :data:`BATCH_OVERHEAD_TOKENS`."""
     return INT8_BATCH_OVERHEAD_TOKENS if variant == "int8" else BATCH_OVERHEAD_TOKENS
+
+
 #: Default token budget of one padded batch (rows x padded length). Measured on the
 #: DeBERTa-v3-base graphs with onnxruntime 1.32 on 2 cores (docs/performance.md):
 #: batches of 1-2k tokens run 1.1-1.35x faster per sequence than 8k-token batches at
@@ -115,6 +117,22 @@ def recorded_model_dir(model: str, revision: str) -> Optional[Path]:
         return None
     path = Path(data["model_dir"])
     return path if path.is_absolute() else None
+
+
+def describe_lookup(model: str, revision: str) -> str:
+    """Where the default lookup (:meth:`RuntimeOptions.resolve_model_dir` without ``model_dir``) looked,
+    as absolute paths, for a 'model directory missing' message: ``"; looked in $CLAIM_VERIFIER_MODEL_DIR
+    (not set), <cwd>/models/<name>-<revision[:12]> (absent) and this user's record <pointer> (absent)"``."""
+    named = os.environ.get(MODEL_DIR_ENV)
+    if named:
+        return f"; ${MODEL_DIR_ENV} names it (unset ${MODEL_DIR_ENV} to use the default lookup)"
+    local = Path.cwd() / default_model_dir(model, revision)
+    recorded = recorded_model_dir(model, revision)
+    state = "absent" if recorded is None else f"names {recorded}, which is not a directory"
+    return (
+        f"; looked in ${MODEL_DIR_ENV} (not set), {local} (absent) and this "
+        f"user's record {pointer_path(model, revision)} ({state})"
+    )
 
 
 def available_cpus() -> int:

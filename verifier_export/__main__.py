@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import warnings
 from pathlib import Path
@@ -44,9 +45,9 @@ __all__ = ["build_parser", "main"]
 
 
 def _prog() -> str:
-    """``python -m export`` when run as a module (the shim or ``verifier_export``), else the script's name."""
+    """``python -m export`` (the checkout's shim) or ``python -m verifier_export`` as run, else the script's name."""
     name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    return "python -m export" if name in ("", "__main__.py", "-c") else name
+    return f"python -m {_module()}" if name in ("", "__main__.py", "-c") else name
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -250,8 +251,13 @@ def _use_next(output_dir: Path, model: str, revision: str) -> str:
         is_default = default.resolve() == output_dir.resolve()
     except OSError:  # pragma: no cover - unresolvable path
         is_default = False
-    where = "" if is_default else f" --model-dir {output_dir}"
-    return f"next: {_python()} -m verifier verify examples/claims.jsonl{where}"
+    where = "" if is_default else f" --model-dir {shlex.quote(str(output_dir))}"
+    if Path("examples/claims.jsonl").is_file():  # a checkout: its example claims
+        return f"next: {_python()} -m verifier verify examples/claims.jsonl{where}"
+    return (
+        f"next: {_python()} -m verifier verify{where} --claim 'The launch is on Tuesday.' "
+        "--evidence 'The launch moved to Wednesday.'"
+    )
 
 
 def _module() -> str:

@@ -45,14 +45,13 @@ from pydantic import ValidationError
 from ..argtypes import float_range, int_range
 from ..engine.manifest import MANIFEST_NAME, Manifest, read_manifest
 from ..engine.identity import where
+from ..messages import export_command
 from ..options import (
     MODEL_DIR_ENV,
     InputLimits,
     RuntimeOptions,
     available_cpus,
-    default_model_dir,
-    pointer_path,
-    recorded_model_dir,
+    describe_lookup,
 )
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION, ClaimVerificationConfig
 from ..validation import ValidRequest
@@ -158,36 +157,20 @@ def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -
 
 def missing_model_message(model_dir: Path) -> str:
     """One line saying the model directory (or its manifest) is missing and how to create it."""
+    export = export_command()
     if model_dir.exists() and not model_dir.is_dir():
-        return f"error: --model-dir {where(model_dir)} is a file, not a model directory; give the directory python -m export wrote"
+        return f"error: --model-dir {where(model_dir)} is a file, not a model directory; give the directory {export} wrote"
     what = "does not exist" if not model_dir.exists() else f"has no {MANIFEST_NAME}"
     default = model_dir == RuntimeOptions().resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
     if default:
-        pinned, smoke = "`python -m export`", "`python -m export --smoke --output DIR` and pass --model-dir DIR"
+        pinned, smoke = f"`{export}`", f"`{export} --smoke --output DIR` and pass --model-dir DIR"
     else:
-        pinned, smoke = f"`python -m export --output {model_dir}`", f"`python -m export --smoke --output {model_dir}`"
+        pinned, smoke = f"`{export} --output {model_dir}`", f"`{export} --smoke --output {model_dir}`"
     return (
         f"error: model directory {where(model_dir)} {what}; create it once with {pinned} "
         f"(the pinned {DEFAULT_MODEL}; needs the export extra and the Hugging Face hub or a local copy), "
         f"or {smoke} (random-weights test model: meaningless decisions)"
-        + (_looked_in() if default else "")
-    )
-
-
-def _looked_in() -> str:
-    """Where the default lookup looked (absolute paths), for the default model's 'missing' message."""
-    import os
-
-    named = os.environ.get(MODEL_DIR_ENV)
-    if named:
-        return f"; ${MODEL_DIR_ENV} names it (unset ${MODEL_DIR_ENV} to use the default lookup)"
-    local = Path.cwd() / default_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
-    pointer = pointer_path(DEFAULT_MODEL, DEFAULT_REVISION)
-    recorded = recorded_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
-    state = "absent" if recorded is None else f"names {recorded}, which is not a directory"
-    return (
-        f"; looked in ${MODEL_DIR_ENV} (not set), {local} (absent) and this "
-        f"user's record {pointer} ({state})"
+        + (describe_lookup(DEFAULT_MODEL, DEFAULT_REVISION) if default else "")
     )
 
 

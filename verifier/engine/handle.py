@@ -37,6 +37,8 @@ class ModelHandle:
         expected_revision: when given (and the manifest records a revision), it must match.
         padding: the batch layout (``"batched"`` or ``"none"``; part of the score store's key).
         score_cache: the persistent score store to open at load (``None``: none).
+        missing_hint: appended to the load error when ``model_dir`` does not exist (where a default
+            lookup looked: :func:`verifier.options.describe_lookup`).
     """
 
     def __init__(
@@ -51,8 +53,10 @@ class ModelHandle:
         expected_revision: Optional[str],
         padding: str = "batched",
         score_cache: Optional[StoreSettings] = None,
+        missing_hint: str = "",
     ) -> None:
         self._model_dir = model_dir
+        self._missing_hint = missing_hint
         self._variant = variant
         self._session_settings = session_settings
         self._batching = batching
@@ -185,14 +189,17 @@ class ModelHandle:
                 settings=self._session_settings,
             )
         except ClaimVerificationError as exc:
-            if self._model_dir.is_absolute():
+            hint = self._missing_hint if self._missing_hint and not self._model_dir.exists() else ""
+            if self._model_dir.is_absolute() and not hint:
                 raise
             # A relative directory is resolved against the working directory: say which, and the result.
             where = Path.cwd()
-            raise ClaimVerificationError(
-                f"{exc} (model directory {self._model_dir} is relative to the working directory {where}: "
+            relative = (  # the lookup's note already names the absolute path
+                "" if self._model_dir.is_absolute() or hint
+                else f" (model directory {self._model_dir} is relative to the working directory {where}: "
                 f"{where / self._model_dir})"
-            ) from exc
+            )
+            raise ClaimVerificationError(f"{exc}{hint}{relative}") from exc
         if self._verify_golden:
             loaded.check_golden(self._batching)
         if self._store_settings is not None:

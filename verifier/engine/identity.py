@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from .manifest import MANIFEST_NAME, Manifest, manifest_bytes
 from ..messages import describe_validation_error
-from ..options import RuntimeOptions
+from ..options import RuntimeOptions, describe_lookup
 from ..types import ClaimVerificationConfig, ClaimVerificationError
 
 __all__ = ["Resolved", "read_manifest_if_present", "resolve", "where"]
@@ -88,11 +88,14 @@ class Resolved:
             from the manifest when the caller left them unset.
         runtime: the runtime options with ``model_dir`` pinned to the directory.
         manifest: the directory's manifest (``None`` when it has none yet).
+        lookup: where the default lookup looked (:func:`verifier.options.describe_lookup`) when
+            ``runtime`` named no directory and the one chosen does not exist; else ``""``.
     """
 
     config: ClaimVerificationConfig
     runtime: RuntimeOptions
     manifest: Optional[Manifest]
+    lookup: str = ""
 
 
 def resolve(config: Optional[ClaimVerificationConfig], runtime: RuntimeOptions) -> Resolved:
@@ -113,7 +116,8 @@ def resolve(config: Optional[ClaimVerificationConfig], runtime: RuntimeOptions) 
     manifest = read_manifest_if_present(model_dir)
     pinned = runtime.model_copy(update={"model_dir": model_dir})
     if manifest is None:
-        return Resolved(base, pinned, None)
+        looked = runtime.model_dir is None and not model_dir.exists()
+        return Resolved(base, pinned, None, describe_lookup(base.model, base.revision) if looked else "")
     if not explicit:
         named = ClaimVerificationConfig.model_validate(
             {**base.model_dump(), "model": manifest.model, "revision": manifest.revision}

@@ -64,12 +64,15 @@ OUTPUT_LABELS: tuple[str, str, str] = ("entailment", "contradiction", "neutral")
 
 def create_hint(expected_model: Optional[str], expected_revision: Optional[str], model_dir: Path) -> str:
     """How to create a model directory, for 'missing' errors."""
+    from ..messages import export_command
+
     model = expected_model or "<hub id>"
     revision = expected_revision or "<revision>"
+    export = export_command()
     return (
-        f"create it with `python -m export --model {model} --revision {revision} --output {model_dir}`, "
+        f"create it with `{export} --model {model} --revision {revision} --output {model_dir}`, "
         f"or load an existing export with ClaimVerifier.from_model_dir(<dir>) / $CLAIM_VERIFIER_MODEL_DIR "
-        f"(offline: `python -m export --smoke` writes a random-weights plumbing model)"
+        f"(offline: `{export} --smoke` writes a random-weights plumbing model)"
     )
 
 

@@ -54,7 +54,7 @@ from .loaded import BatchSettings, SessionFactory, SessionSettings
 from .model_directory import OUTPUT_LABELS
 from .score_store import DEFAULT_MAX_ROWS, StoreSettings
 from .args import check_engine_arguments, validate_pairs
-from ..options import PADDING_LAYOUTS, RuntimeOptions, default_batch_overhead_tokens
+from ..options import PADDING_LAYOUTS, RuntimeOptions, default_batch_overhead_tokens, describe_lookup
 from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
 
 __all__ = [
@@ -116,6 +116,8 @@ class OnnxScorer(ModelHandle):
         score_cache: a persistent score store file (docs/score-store.md; ``None``: none): distinct
             pairs already scored by this engine configuration are not run again. Opened at load.
         score_cache_max_rows: the store's bound in rows (least recently used rows go first).
+        missing_hint: appended to the load error when ``model_dir`` does not exist (``from_options``
+            passes where the default lookup looked, :func:`verifier.options.describe_lookup`).
 
     Raises:
         ValueError: an argument out of range (checked here, without loading).
@@ -149,6 +151,7 @@ class OnnxScorer(ModelHandle):
         enable_mem_pattern: bool = False,
         score_cache: Optional[Path] = None,
         score_cache_max_rows: int = DEFAULT_MAX_ROWS,
+        missing_hint: str = "",
     ) -> None:
         if padding not in PADDING_LAYOUTS:
             raise ValueError(f"padding must be one of {list(PADDING_LAYOUTS)}, got {padding!r}")
@@ -186,6 +189,7 @@ class OnnxScorer(ModelHandle):
             expected_revision=expected_revision,
             padding=padding,
             score_cache=StoreSettings(Path(score_cache), int(score_cache_max_rows)) if score_cache is not None else None,
+            missing_hint=missing_hint,
         )
 
     @classmethod
@@ -196,6 +200,7 @@ class OnnxScorer(ModelHandle):
         revision: str,
         *,
         max_batch_size: Optional[int] = None,
+        missing_hint: Optional[str] = None,
     ) -> "OnnxScorer":
         """Build a scorer for ``model`` at ``revision`` from runtime settings (nothing is loaded).
 
@@ -211,6 +216,8 @@ class OnnxScorer(ModelHandle):
             revision: revision the decision configuration names.
             max_batch_size: optional cap on rows per batch (e.g. the decision
                 configuration's ``batch_size``).
+            missing_hint: appended to the load error when the directory does not exist;
+                ``None``: where the default lookup looked when ``options`` names no directory.
 
         Raises:
             ValueError: an option out of range.
@@ -234,6 +241,10 @@ class OnnxScorer(ModelHandle):
             enable_mem_pattern=options.enable_mem_pattern,
             score_cache=options.score_cache,
             score_cache_max_rows=options.score_cache_max_rows,
+            missing_hint=(
+                missing_hint if missing_hint is not None
+                else describe_lookup(model, revision) if options.model_dir is None else ""
+            ),
         )
 
     # ------------------------------------------------------------------ scoring
