@@ -27,6 +27,7 @@ pytest.importorskip("torch")
 from verifier import DEFAULT_MODEL, DEFAULT_REVISION, ClaimEvidence, ClaimVerifier  # noqa: E402
 from verifier.engine.manifest import read_manifest  # noqa: E402
 from verifier_export.errors import ExportError  # noqa: E402
+from verifier_export.existing import made_by  # noqa: E402
 from verifier_export.identity import establish  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -107,6 +108,27 @@ def test_a_cache_snapshot_is_checked_against_its_path(tiny_source_dir: Path, tmp
         establish(snapshot, "org/other", None)
     with pytest.raises(ExportError, match=f"the cache snapshot is commit {COMMIT}, not --revision {'f' * 40}"):
         establish(snapshot, "org/tiny-nli", "f" * 40)
+
+
+@pytest.mark.slow
+def test_a_hub_id_read_offline_from_the_cache_is_not_recorded_as_a_download(tiny_source_dir: Path, tmp_path: Path) -> None:
+    """Regression: with ``HF_HUB_OFFLINE=1`` huggingface_hub reads its cache and asks the hub nothing, yet the
+    manifest said ``hub-download`` ("downloaded from the Hugging Face hub"); the same bytes given as the
+    snapshot folder said ``hf-cache-snapshot``. One set of bytes, one provenance."""
+    _snapshot(tmp_path / "home", tiny_source_dir, "org/tiny-nli")
+    out = tmp_path / "out"
+    env = {**os.environ, "HF_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "verifier_export", "--model", "org/tiny-nli", "--revision", COMMIT, "--output", str(out)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    manifest = read_manifest(out)
+    assert (manifest.source, manifest.resolved_revision) == ("hub", COMMIT)
+    assert manifest.identity is not None and manifest.identity.established_by == "hf-cache-snapshot"
+    assert manifest.identity.detail.startswith("HF_HUB_OFFLINE: huggingface_hub read org/tiny-nli at ")
+    assert "nothing downloaded" in manifest.identity.detail
+    assert made_by(manifest) == "a hub id read offline from the Hugging Face cache (HF_HUB_OFFLINE; commit read from its path)"
 
 
 def test_local_dir_metadata_is_checked_against_the_files(tiny_source_dir: Path, tmp_path: Path) -> None:

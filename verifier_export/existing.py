@@ -91,6 +91,8 @@ def made_by(manifest: Manifest) -> str:
     if manifest.source == "smoke":
         return "the seeded smoke model (random weights)"
     if manifest.source == "hub":
+        if identity is not None and identity.established_by == "hf-cache-snapshot":
+            return "a hub id read offline from the Hugging Face cache (HF_HUB_OFFLINE; commit read from its path)"
         return "downloaded from the Hugging Face hub"
     if identity is None:
         return "from a local folder"

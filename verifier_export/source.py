@@ -189,17 +189,39 @@ def resolve_source(
     resolved_commit = snapshot.name if _COMMIT_RE.match(snapshot.name) else None
     if _COMMIT_RE.match(revision) and resolved_commit is not None and resolved_commit != revision:
         raise ExportError(f"{model}@{revision}: the hub resolved a different commit {resolved_commit}")
-    record = IdentityRecord(
-        claimed_model=model,
-        claimed_revision=revision,
-        established_by="hub-download",
-        detail=f"huggingface_hub snapshot_download of {model} at {revision}: commit {resolved_commit or 'not recorded'}",
-        source_files=source_file_records(snapshot),
-    )
+    if _hub_offline():  # huggingface_hub read its cache and asked the hub nothing: say so
+        record = IdentityRecord(
+            claimed_model=model,
+            claimed_revision=revision,
+            established_by="hf-cache-snapshot",
+            detail=(
+                f"HF_HUB_OFFLINE: huggingface_hub read {model} at {revision} from its local cache, nothing "
+                f"downloaded; Hugging Face cache snapshot at commit {resolved_commit or 'not recorded'} "
+                "(repository and commit read from the path)"
+            ),
+            source_files=source_file_records(snapshot),
+        )
+    else:
+        record = IdentityRecord(
+            claimed_model=model,
+            claimed_revision=revision,
+            established_by="hub-download",
+            detail=f"huggingface_hub snapshot_download of {model} at {revision}: commit {resolved_commit or 'not recorded'}",
+            source_files=source_file_records(snapshot),
+        )
     return ModelSource(
         model=model, path=snapshot, kind="hub", requested_revision=revision, resolved_revision=resolved_commit,
         identity=record,
     )
+
+
+def _hub_offline() -> bool:
+    """huggingface_hub's offline mode (``HF_HUB_OFFLINE``, read by the library when it is imported)."""
+    try:
+        from huggingface_hub import constants
+    except ImportError:  # pragma: no cover - huggingface-hub is a runtime dependency
+        return False
+    return bool(constants.HF_HUB_OFFLINE)
 
 
 def _snapshot_download(model: str, revision: str, patterns: tuple[str, ...]) -> Path:

@@ -146,7 +146,8 @@ class IdentityRecord(BaseModel):
         claimed_revision: the revision it names (``Manifest.requested_revision``).
         established_by: ``"hub-download"`` (downloaded at that revision by
             huggingface_hub, commit recorded), ``"hf-cache-snapshot"`` (a local
-            copy inside a Hugging Face cache: repo and commit read from its path),
+            copy inside a Hugging Face cache, or a hub id read from that cache with
+            ``HF_HUB_OFFLINE=1``: repo and commit read from its path),
             ``"hf-local-dir-metadata"`` (a ``--local-dir`` download: the commit and
             LFS sha256s in its ``.cache/huggingface`` metadata checked against the
             files), or ``"stated"`` (a plain folder: the user's word only; the
