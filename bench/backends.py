@@ -489,15 +489,20 @@ def load_backend(
     )
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m bench.backends prepare-st-onnx HF_DIR OUT_DIR [--quantization-config C]``: write the peers' files."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m bench.backends`` argument parser."""
     parser = argparse.ArgumentParser(prog="python -m bench.backends", description="Prepare the sentence-transformers ONNX peers.")
     sub = parser.add_subparsers(dest="command", required=True)
     prepare = sub.add_parser("prepare-st-onnx", help="export onnx/model.onnx and its dynamic int8 with sentence-transformers")
     prepare.add_argument("hf_dir", type=Path)
     prepare.add_argument("out_dir", type=Path)
     prepare.add_argument("--quantization-config", default=None, choices=("arm64", "avx2", "avx512", "avx512_vnni"))
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m bench.backends prepare-st-onnx HF_DIR OUT_DIR [--quantization-config C]``: write the peers' files."""
+    args = build_parser().parse_args(argv)
     out = prepare_st_onnx(args.hf_dir, args.out_dir, quantization_config=args.quantization_config)
     print(json.dumps({"st_dir": str(out), "fp32": ST_FP32_FILE, "int8": st_int8_file(args.quantization_config)}))
     return 0

@@ -128,7 +128,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m bench.bulk`` argument parser (``rss`` and ``ray`` subcommands)."""
     parser = argparse.ArgumentParser(prog="python -m bench.bulk", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rss = sub.add_parser("rss", help="peak RSS and claims/s against input size")
@@ -141,7 +142,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for command in (rss, ray):
         command.add_argument("--threads", type=int, default=1, help="onnxruntime threads of the local run (default 1)")
         command.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the chosen benchmark and print its markdown table."""
+    args = build_parser().parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-bulk.") as work:
         if args.command == "rss":
             rows = bench_rss(args.sizes, args.model_dir, args.threads, Path(work))

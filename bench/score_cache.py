@@ -175,8 +175,8 @@ def _default_model_dir() -> Optional[Path]:
     return None
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the benchmark; print the markdown; write ``bench/results/score-cache-<date>.json``."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m bench.score_cache`` argument parser."""
     parser = argparse.ArgumentParser(prog="python -m bench.score_cache", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model-dir", type=Path, default=None, help="exported model directory (default: the bench model)")
     parser.add_argument("--claims", type=int, default=30, help="claims (default 30)")
@@ -185,7 +185,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads (default 2)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--name", default=None, help="result file name (default score-cache-<UTC date>)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the benchmark; print the markdown; write ``bench/results/score-cache-<date>.json``."""
+    args = build_parser().parse_args(argv)
     model_dir = args.model_dir or _default_model_dir()
     if model_dir is None:
         print("python -m bench.score_cache: no model: run `python -m bench build --span` or pass --model-dir", file=sys.stderr)
