@@ -61,7 +61,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 #: Third-party modules of the optional extras that tests import, and the extra that installs each (pyproject.toml).
 EXTRA_OF = {
     "starlette": "server", "uvicorn": "server", "prometheus_client": "server",
-    "ray": "ray",
+    "ray": "ray", "pyarrow": "ray",  # pyarrow comes with ray[data]
     "matplotlib": "plot",
     "psutil": "bench", "sentence_transformers": "bench",
 }
