@@ -307,7 +307,10 @@ def test_cli_verify_twice_over_a_store_all_hits_same_bytes(
     # a cold run hits only what it scored itself in an earlier round; the warm run runs nothing
     assert counter("misses", cold_err) > 0 and counter("misses", warm_err) == 0
     assert counter("hits", warm_err) == counter("hits", cold_err) + counter("misses", cold_err)
-    assert f"score store: {store}" in warm_err
+    assert f"score store: {store} (the model ran only the store misses)" in warm_err
+    # the warm run ran nothing: its summary does not call the pairs it asked for "scored" (regression)
+    assert re.search(r"^pairs asked\s+[1-9]\d*$", warm_err, re.M) and re.search(r"^scorer calls\s+[1-9]", warm_err, re.M)
+    assert "pairs scored" not in warm_err and "model calls" not in warm_err
 
 
 def test_server_metrics_count_hits_and_misses(tiny_model_dir: Path, tmp_path: Path) -> None:

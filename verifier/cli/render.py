@@ -176,8 +176,10 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     if skipped:
         rows.append(("skipped (invalid)", str(skipped)))
     rows.append(("claims/s", f"{rate:.1f}" if rate != float("inf") else "-"))
-    rows.append(("model calls", str(run.stats.get("model_calls", "-"))))
-    rows.append(("pairs scored", str(run.stats.get("pairs_scored", "-"))))
+    # With a score store the scorer answers from the store first: its calls and pairs are not model work.
+    stored = "score_cache" in run.stats
+    rows.append(("scorer calls" if stored else "model calls", str(run.stats.get("model_calls", "-"))))
+    rows.append(("pairs asked" if stored else "pairs scored", str(run.stats.get("pairs_scored", "-"))))
     if "padding_overhead" in run.stats:
         rows.append(("padding overhead", f"{float(run.stats['padding_overhead']):.2f}x"))
     if "score_cache" in run.stats:
@@ -190,6 +192,6 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     lines += [f"{name:<{width}}  {value:>{value_width}}" for name, value in rows]
     if "identity" in run.stats:
         lines.append(f"model identity: {run.stats['identity']}")
-    if "score_cache" in run.stats:
-        lines.append(f"score store: {run.stats['score_cache']}")
+    if stored:
+        lines.append(f"score store: {run.stats['score_cache']} (the model ran only the store misses)")
     return "\n".join(lines)
