@@ -243,7 +243,7 @@ def test_the_command_prints_what_it_could_not_verify(capsys: pytest.CaptureFixtu
     assert cli.main(["check", str(path)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "note: 5 records: evidence_sha256 not checked (pass the evidence)",
+        "note: 5 records: evidence_sha256 not checked (a result holds no evidence: check_result(record, evidence=the passages) checks it)",
         "note: 2 records: resolved_revision (what ran) is covered by no digest",
         "checked 5 records: 5 ok, 0 with problems",
     ]

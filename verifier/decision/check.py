@@ -235,11 +235,11 @@ def check_result(
         if (config.model, config.revision) != (result.model, result.requested_revision):
             problems.append("model or requested_revision differs from the given configuration")
     else:
-        notes.append("configuration_sha256 not checked (pass the configuration)")
+        notes.append("configuration_sha256 not checked (check_result(record, config=the configuration) checks it)")
     if evidence is not None:
         if audit.evidence_sha256(list(evidence)) != result.evidence_sha256:
             problems.append("evidence_sha256 does not match the given evidence")
     else:
-        notes.append("evidence_sha256 not checked (pass the evidence)")
+        notes.append("evidence_sha256 not checked (a result holds no evidence: check_result(record, evidence=the passages) checks it)")
     return CheckReport(problems=tuple(problems), notes=tuple(notes))
 
