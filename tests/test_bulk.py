@@ -145,9 +145,13 @@ class TestResume:
         assert run(capsys, str(tmp_path / "half.jsonl"), "-o", str(out), "--resume")[0] == 0
         with out.open("a", encoding="utf-8") as handle:  # a torn write: part of a line, no newline
             handle.write(full.read_text(encoding="utf-8").splitlines()[7][:50])
-        assert run(capsys, str(source), "-o", str(out), "--resume")[0] == 0
+        code = cli.main(["verify", str(source), "-o", str(out), "--resume"], make_verifier=make)  # not quiet
+        err = capsys.readouterr().err
+        assert code == 0 and f"resume: 4 rows already in {out}, kept; 6 to verify" in err  # the torn line is dropped
         assert out.read_text(encoding="utf-8") == full.read_text(encoding="utf-8")
-        assert run(capsys, str(source), "-o", str(out), "--resume")[0] == 0
+        code = cli.main(["verify", str(source), "-o", str(out), "--resume"], make_verifier=make)
+        err = capsys.readouterr().err
+        assert code == 0 and f"resume: 10 rows already in {out}, kept; 0 to verify" in err  # says why nothing ran
         assert out.read_text(encoding="utf-8") == full.read_text(encoding="utf-8")
 
     @pytest.mark.parametrize(

@@ -320,6 +320,10 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
                 source=f"{source}{f' (shard {shard})' if shard.count > 1 else ''}",
             )
             appender.truncate(keep)
+            if not args.quiet:
+                left = max(0, found.valid - len(done))
+                err(f"resume: {len(done)} row{'s' if len(done) != 1 else ''} already in {output}, kept; "
+                    f"{left} to verify")
         if skipped:
             report_invalid(source, found.reported, "skipped", total=skipped)
             err(f"skipped: {skipped} invalid row{'s' if skipped != 1 else ''} of {source}")
