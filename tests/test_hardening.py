@@ -51,8 +51,9 @@ class TestManyClaimsArguments:
     def test_not_a_list_of_requests(self, requests: object) -> None:
         """Regression: verify_many_sync(None) raised TypeError and "abc" iterated its characters."""
         verifier, scorer = scripted()
-        with pytest.raises(ValueError, match="requests must be a list of claim requests"):
+        with pytest.raises(InputError, match="requests must be a list of claim requests") as caught:
             verifier.verify_many_sync(requests)  # type: ignore[arg-type]
+        assert caught.value.field == "requests"  # as the README's error table says (regression: a plain ValueError)
         assert scorer.calls == []
 
     def test_a_generator_with_one_invalid_request_names_its_index(self) -> None:
@@ -63,9 +64,17 @@ class TestManyClaimsArguments:
             yield {"claim": "The launch is Tuesday.", "evidence": [ev(1, "The launch is Tuesday.")]}
             yield {"claim": "   "}
 
-        with pytest.raises(ValueError, match=re.escape("request 1: claim must not be empty")):
+        with pytest.raises(InputError, match=re.escape("request 1: claim must not be empty")) as caught:
             verifier.verify_many_sync(requests())
+        assert caught.value.field == "requests.1.claim"
         assert scorer.calls == []
+
+    def test_a_malformed_field_of_one_request_is_named_with_its_index(self) -> None:
+        verifier, scorer = scripted()
+        good = {"claim": "The launch is Tuesday.", "evidence": [ev(1, "The launch is Tuesday.")]}
+        with pytest.raises(InputError, match=re.escape("request 2: ")) as caught:
+            verifier.verify_many_sync([good, good, {"claim": "x y", "evidence": [{"reference": 7}]}])
+        assert caught.value.field == "requests.2.evidence.0.reference" and scorer.calls == []
 
     def test_a_generator_of_valid_requests_is_verified(self) -> None:
         verifier, _ = scripted()

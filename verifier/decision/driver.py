@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence, Union
 
 import numpy as np
+from pydantic import ValidationError
 
 from ..options import RuntimeOptions
 from ..scoring import Scorer, validate_scores
 from ..types import ClaimRequest, ClaimVerification, ClaimVerificationConfig, ClaimVerificationError
-from ..validation import ValidRequest, validate_request
+from ..messages import describe_validation_error
+from ..validation import InputError, ValidRequest, validate_request
 from .procedure import Procedure, Verification
 
 __all__ = ["ClaimDriver", "Running", "Round", "RequestInput", "call_with_deadline"]
@@ -248,16 +250,19 @@ class ClaimDriver:
 
         Raises:
             ValueError: ``requests`` is not a list of requests (``None``, a string,
-                a single request or mapping), or a request is invalid (the message
-                names its index when there is more than one).
+                a single request or mapping: :class:`~verifier.validation.InputError`
+                with ``field="requests"``), or a request is invalid (with more than one,
+                an ``InputError`` whose message and ``field`` name its index,
+                ``requests.3.claim``).
         """
         if (
             requests is None
             or isinstance(requests, (str, bytes, Mapping, ClaimRequest, ValidRequest))
             or not isinstance(requests, Iterable)
         ):
-            raise ValueError(
-                f"requests must be a list of claim requests (ClaimRequest or mappings), got {type(requests).__name__}"
+            raise InputError(
+                f"requests must be a list of claim requests (ClaimRequest or mappings), got {type(requests).__name__}",
+                field="requests",
             )
         items = list(requests)
         running = []
@@ -267,7 +272,9 @@ class ClaimDriver:
             except ValueError as exc:
                 if len(items) == 1:
                     raise
-                raise ValueError(f"request {index}: {exc}") from exc
+                inner = describe_validation_error(exc)[0] if isinstance(exc, ValidationError) else getattr(exc, "field", None)
+                field = f"requests.{index}" + (f".{inner}" if inner else "")
+                raise InputError(f"request {index}: {exc}", field=field) from exc
         for item in running:
             item.advance(None)
         return running
