@@ -147,8 +147,10 @@ class InputLimits(BaseModel):
     """Size limits on one request, enforced before any tokenization (docs/decision.md §2).
 
     They bound the time and memory one hostile request can cost: the guards are
-    linear in text length, but the tokenizer materialises every token of a
-    passage before truncating it to the model's window. None of them is
+    linear in text length, and so is tokenization (it materialises every token of a
+    passage before truncating it to the model's window; long pairs are cut first so
+    the truncation windows of the two sides never multiply,
+    :mod:`verifier.engine.long_pairs`). None of them is
     digested (a limit refuses a request; it never changes a decision).
 
     Attributes:

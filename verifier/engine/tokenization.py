@@ -11,7 +11,7 @@ numpy to that batch's own longest sequence, using the manifest's pad id.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -65,11 +65,30 @@ def encode_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) -> li
     """Tokenize (premise, hypothesis) pairs in one Rust batch call, special tokens added.
 
     Uses ``encode_batch_fast`` (no character offsets) when the installed
-    ``tokenizers`` has it.
+    ``tokenizers`` has it. Pairs holding a text over :data:`LONG_TEXT_CHARS`
+    characters go through :func:`verifier.engine.long_pairs.encode_long_pairs`
+    first, which bounds the memory ``tokenizers`` spends on their truncation
+    and returns the very same ids.
+
+    Raises:
+        ValueError: a long pair this tokenizer cannot truncate in bounded memory.
+        Exception: ``tokenizers`` failed.
     """
+    from .long_pairs import LONG_TEXT_CHARS, encode_long_pairs
+
     inputs = [(premise, hypothesis) for premise, hypothesis in pairs]
     encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
-    return list(encode(inputs, add_special_tokens=True))
+    long = [i for i, (premise, hypothesis) in enumerate(inputs) if max(len(premise), len(hypothesis)) > LONG_TEXT_CHARS]
+    if not long:
+        return list(encode(inputs, add_special_tokens=True))
+    encodings: list[Optional["Encoding"]] = [None] * len(inputs)
+    is_long = set(long)
+    short = [i for i in range(len(inputs)) if i not in is_long]
+    for i, encoding in zip(short, encode([inputs[i] for i in short], add_special_tokens=True) if short else []):
+        encodings[i] = encoding
+    for i, encoding in zip(long, encode_long_pairs(tokenizer, [inputs[i] for i in long])):
+        encodings[i] = encoding
+    return [encoding for encoding in encodings if encoding is not None]
 
 
 def pad_encodings(
