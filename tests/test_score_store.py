@@ -213,6 +213,43 @@ def test_a_row_that_fails_its_checksum_is_a_miss_and_is_rewritten(
     assert (again.stats.store_hits, again.stats.store_rejected) == (5, 0)
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "UPDATE scores SET checksum = 100000000000 WHERE seq = 1",  # bytes(100000000000) would allocate 100 GB
+        "UPDATE scores SET logits = 'abcdefghijkl' WHERE seq = 2",  # text, not a blob
+        "UPDATE scores SET logits = 1.5 WHERE seq = 2",
+    ],
+)
+def test_a_row_of_the_wrong_sqlite_type_is_a_miss(tiny_model_dir: Path, tmp_path: Path, damage: str) -> None:
+    """Regression (adversarial run): such rows failed the whole run (TypeError, MemoryError) instead of
+    being rescored like any row that fails its checksum."""
+    store = tmp_path / "scores.sqlite"
+    pairs = _pairs(5)
+    expected = OnnxScorer(tiny_model_dir, score_cache=store).score(pairs)
+    with sqlite3.connect(store) as conn:
+        assert conn.execute(damage).rowcount == 1
+    scorer = OnnxScorer(tiny_model_dir, score_cache=store)
+    assert _bits(scorer.score(pairs)) == _bits(expected)
+    assert (scorer.stats.store_hits, scorer.stats.store_misses, scorer.stats.store_rejected) == (4, 1, 1)
+
+
+def test_a_store_whose_sequence_is_exhausted_still_scores(
+    tiny_model_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A seq edited to 2**63 - 1 leaves no next number: inserts fail and are logged; the scores are the same."""
+    store = tmp_path / "scores.sqlite"
+    expected = OnnxScorer(tiny_model_dir, score_cache=store).score(_pairs(3))
+    with sqlite3.connect(store) as conn:
+        conn.execute("UPDATE scores SET seq = 9223372036854775807 WHERE seq = (SELECT max(seq) FROM scores)")
+    with caplog.at_level(logging.WARNING, logger="verifier.engine"):
+        scorer = OnnxScorer(tiny_model_dir, score_cache=store)
+        more = _pairs(6)
+        assert _bits(scorer.score(more)[:3]) == _bits(expected)
+    assert "insert failed (Python int too large to convert to SQLite INTEGER)" in caplog.text
+    assert scorer.stats.store_errors == 1 and scorer.stats.store_hits == 3
+
+
 def test_the_row_bound_is_kept_and_recently_used_rows_stay(tmp_path: Path) -> None:
     store = ScoreStore(tmp_path / "bounded.sqlite", max_rows=10)
     logits = np.arange(30, dtype=np.float32).reshape(10, 3)

@@ -322,9 +322,10 @@ class ScoreStore:
                     index = position.get(bytes(key))
                     if index is None:  # pragma: no cover - SQLite returns only what was asked
                         continue
-                    blob = bytes(blob)
-                    row = np.frombuffer(blob, dtype="<f4") if len(blob) == _ROW_BYTES else None
-                    if row is None or bytes(checksum) != _checksum(bytes(key), blob) or not np.isfinite(row).all():
+                    # A damaged row (a value of another SQLite type, a wrong length or checksum) is a miss.
+                    typed = isinstance(blob, bytes) and isinstance(checksum, bytes) and type(seq) is int
+                    row = np.frombuffer(blob, dtype="<f4") if typed and len(blob) == _ROW_BYTES else None
+                    if row is None or checksum != _checksum(bytes(key), blob) or not np.isfinite(row).all():
                         rejected += 1
                         continue
                     found[index] = True
@@ -390,6 +391,11 @@ class ScoreStore:
 # ---------------------------------------------------------------- the engine's seam
 
 
+#: What a store operation may raise on a damaged or full file: the run goes on without the store.
+#: (OverflowError: a ``seq`` edited to 2**63 - 1 leaves no next number.)
+_STORE_FAILURES = (sqlite3.Error, OverflowError, ValueError, TypeError)
+
+
 @dataclass(frozen=True)
 class StoreCall:
     """What the store did for one scorer call (distinct pairs): served, run, rejected, failed operations."""
@@ -418,7 +424,7 @@ class StoredLogits:
         errors = 0
         try:
             found, logits, stale, rejected = self.store.get(keys)
-        except sqlite3.Error as exc:
+        except _STORE_FAILURES as exc:
             _LOG.warning("score store %s: lookup failed (%s); scoring without it", self.store.path, exc)
             found, logits, stale, rejected, errors = np.zeros(len(keys), dtype=bool), None, [], 0, 1
         misses = [index for index in range(len(keys)) if not found[index]]
@@ -433,7 +439,7 @@ class StoredLogits:
         if errors == 0 and (misses or stale):
             try:
                 self.store.put([keys[i] for i in misses], ran.logits, renew=[keys[i] for i in stale])
-            except sqlite3.Error as exc:
+            except _STORE_FAILURES as exc:
                 _LOG.warning("score store %s: insert failed (%s); these scores are not stored", self.store.path, exc)
                 errors += 1
         return logits, ran, StoreCall(hits=len(keys) - len(misses), misses=len(misses), rejected=rejected, errors=errors)
