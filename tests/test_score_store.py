@@ -324,6 +324,26 @@ def test_two_processes_writing_the_same_store(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the command line, the server's metrics, Ray workers
 
 
+@pytest.mark.parametrize("option", ["-o", "--row-map"])
+def test_cli_refuses_a_store_that_is_also_an_output(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    """Regression (adversarial run): ``-o X --score-cache X`` replaced a 60-row store with the results file."""
+    store = tmp_path / "scores.sqlite"
+    assert cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "-q", "-o", str(tmp_path / "a.jsonl"),
+                     "--score-cache", str(store)]) == 0
+    before = store.read_bytes()
+    extra = ["-o", str(tmp_path / "b.jsonl")] if option == "--row-map" else []
+    code = cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), option, str(store), *extra,
+                     "--score-cache", str(tmp_path / "." / "scores.sqlite")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"error: --score-cache {tmp_path / '.' / 'scores.sqlite'} is also {option}; the store needs a file of its own" in err
+    assert store.read_bytes() == before and not (tmp_path / "b.jsonl").exists()
+    assert cli.main(["verify", str(store), "--model-dir", str(tiny_model_dir), "--score-cache", str(store)]) == 2
+    assert "is also INPUT" in capsys.readouterr().err
+
+
 def test_cli_verify_twice_over_a_store_all_hits_same_bytes(
     tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

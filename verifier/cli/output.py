@@ -233,11 +233,20 @@ def same_file(first: "str | Path", second: "str | Path") -> bool:
         return Path(first).resolve() == Path(second).resolve()
 
 
-def check_output_paths(source: str, output: Optional[Path], row_map: Optional[Path]) -> None:
-    """``-o``, ``--row-map`` and ``INPUT`` (``source``; ``-`` is stdin) must be three different files (exit 2).
+def check_output_paths(
+    source: str, output: Optional[Path], row_map: Optional[Path], score_cache: Optional[Path] = None
+) -> None:
+    """``-o``, ``--row-map`` and ``INPUT`` (``source``; ``-`` is stdin) must be three different files (exit 2),
+    and ``--score-cache`` none of them (the results would replace the store, or the store the input).
 
     Character devices and FIFOs may be shared (``-o /dev/null --row-map /dev/null``).
     """
+    if score_cache is not None:
+        for option, path in (("INPUT", None if source == "-" else source), ("-o", output), ("--row-map", row_map)):
+            if path is not None and str(path) != STDOUT and same_file(path, score_cache):
+                raise UsageError(
+                    f"error: --score-cache {score_cache} is also {option}; the store needs a file of its own"
+                )
     named = [("-o", output), ("--row-map", row_map)]
     if source != "-":
         for option, path in named:

@@ -282,7 +282,7 @@ def _check_bulk_options(args: argparse.Namespace, output: Path) -> None:
 def _run_file(args: argparse.Namespace, context: Context) -> int:
     source = "<stdin>" if args.input == "-" else args.input
     output = args.output if args.output is not None else Path(STDOUT)
-    check_output_paths(args.input, output, args.row_map)
+    check_output_paths(args.input, output, args.row_map, args.score_cache)
     _check_bulk_options(args, output)
     shard: Shard = args.shard or Shard()
     whole_file = is_whole_file(args.input)
