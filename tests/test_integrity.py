@@ -223,3 +223,24 @@ def test_manifest_model_refuses_outside_names_directly() -> None:
                 "created_at": "now",
             }
         )
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "model.onnx", "config.json", MANIFEST_NAME])
+def test_a_fifo_in_place_of_a_file_is_refused_at_once(tiny_model_copy: Path, name: str) -> None:
+    """Regression (adversarial run): opening a FIFO blocked until a writer came, so a load hung forever
+    (and ignored the first SIGTERM). Now the open never blocks and fstat refuses it."""
+    import subprocess
+    import sys
+
+    (tiny_model_copy / name).unlink()
+    os.mkfifo(tiny_model_copy / name)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from verifier import OnnxScorer; OnnxScorer(sys.argv[1]).load()", str(tiny_model_copy)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 1
+    said = proc.stderr.strip().splitlines()[-1]
+    if name == MANIFEST_NAME:
+        assert f"has no {MANIFEST_NAME}" in said
+    else:
+        assert said.endswith(f"{name}: not a regular file"), said

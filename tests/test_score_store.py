@@ -192,6 +192,14 @@ def test_a_foreign_sqlite_file_and_another_version_are_refused(tmp_path: Path) -
         ScoreStore(tmp_path)
     with pytest.raises(ScoreStoreError, match="does not exist"):
         ScoreStore(tmp_path / "missing" / "scores.sqlite")
+    # Regression (adversarial run): a FIFO hung the open forever; /dev/null gave "cannot rollback" and left
+    # /dev/null-journal behind. Neither is a store: refused before SQLite touches it.
+    fifo = tmp_path / "fifo.sqlite"
+    os.mkfifo(fifo)
+    for path in (fifo, Path(os.devnull)):
+        with pytest.raises(ScoreStoreError, match="is not a regular file"):
+            ScoreStore(path)
+    assert not Path(os.devnull + "-journal").exists()
 
 
 def test_a_row_that_fails_its_checksum_is_a_miss_and_is_rewritten(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Literal, Optional
 
@@ -225,6 +226,27 @@ def sha256_file(path: Path, *, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+#: Flags to open a model directory's file for reading: never blocking, so a FIFO put where a file
+#: belongs is refused at once (``fstat``: not a regular file) instead of waiting for a writer forever.
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def read_regular(path: "str | os.PathLike[str]") -> bytes:
+    """The bytes of ``path``, which must be a regular file (checked on the open descriptor).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: it is not a regular file (a FIFO, device, socket or directory).
+        OSError: it cannot be read.
+    """
+    fd = os.open(path, READ_FLAGS)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        os.set_blocking(fd, True)
+        return handle.read()
+
+
 def manifest_bytes(model_dir: "str | os.PathLike[str]") -> bytes:
     """The bytes of ``model_dir/manifest.json``, which must resolve inside ``model_dir`` and repeat no JSON key.
 
@@ -235,10 +257,10 @@ def manifest_bytes(model_dir: "str | os.PathLike[str]") -> bytes:
 
     Raises:
         FileNotFoundError: no manifest in ``model_dir``.
-        ValueError: the manifest resolves outside the directory, or repeats a key.
+        ValueError: the manifest resolves outside the directory, is not a regular file, or repeats a key.
         OSError: it cannot be read.
     """
-    data = resolve_inside(model_dir, MANIFEST_NAME).read_bytes()
+    data = read_regular(resolve_inside(model_dir, MANIFEST_NAME))
     try:
         strict_loads(data)
     except DuplicateKeyError as exc:

@@ -40,6 +40,7 @@ from .manifest import (
     MANIFEST_NAME,
     NLI_LABELS,
     RANDOM_WEIGHTS_CONFIG_KEY,
+    READ_FLAGS,
     TOKENIZER_NAME,
     FileRecord,
     Manifest,
@@ -208,10 +209,11 @@ class ModelDirectory:
         """
         record, real, tampered = self._locate(name)
         try:
-            with open(real, "rb") as handle:
+            with os.fdopen(os.open(real, READ_FLAGS), "rb") as handle:  # a FIFO does not block the open
                 info = os.fstat(handle.fileno())
                 if not _is_regular(info.st_mode):
                     raise ClaimVerificationError(f"{tampered}: {name}: not a regular file")
+                os.set_blocking(handle.fileno(), True)
                 if info.st_size != record.size:
                     raise ClaimVerificationError(f"{tampered}: {name}: size {info.st_size} != manifest {record.size}")
                 data = handle.read(record.size + 1)
@@ -269,7 +271,7 @@ class ModelDirectory:
         name = self.model_file
         record, real, tampered = self._locate(name)
         try:
-            fd = os.open(real, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(real, READ_FLAGS)  # a FIFO does not block the open (refused below)
         except FileNotFoundError:
             raise ClaimVerificationError(f"{tampered}: {name}: missing") from None
         except OSError as exc:
@@ -278,6 +280,7 @@ class ModelDirectory:
             before = os.fstat(fd)
             if not _is_regular(before.st_mode):
                 raise ClaimVerificationError(f"{tampered}: {name}: not a regular file")
+            os.set_blocking(fd, True)
             if before.st_size != record.size:
                 raise ClaimVerificationError(f"{tampered}: {name}: size {before.st_size} != manifest {record.size}")
             proc = f"/proc/self/fd/{fd}"

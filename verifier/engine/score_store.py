@@ -25,6 +25,7 @@ import logging
 import os
 import platform
 import sqlite3
+import stat
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -224,6 +225,8 @@ class ScoreStore:
         if path.is_dir():
             raise self._refuse("is a directory; give the path of a store file")
         if path.exists():
+            if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the read below; a device is no store
+                raise self._refuse("is not a regular file (a device, FIFO or socket); give the path of a store file")
             try:
                 with open(path, "rb") as handle:
                     head = handle.read(len(_SQLITE_HEADER))
