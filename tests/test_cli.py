@@ -1207,3 +1207,17 @@ def test_numeric_options_are_plain_ascii(capsys: pytest.CaptureFixture[str], arg
     assert exc_info.value.code == 2
     kind = "number" if "threshold" in flag else "integer"
     assert f"argument {flag}: not an {kind}: {value!r}".replace("an number", "a number") in capsys.readouterr().err
+
+
+def test_an_integer_of_more_than_4300_digits_is_an_invalid_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression (adversarial run): int()'s digit limit escaped as a bare ValueError: no line, no field, and
+    ``--skip-invalid`` aborted the whole file instead of skipping the row."""
+    from verifier.strictjson import loads
+
+    with pytest.raises(json.JSONDecodeError, match="integer literal of more than 4300 digits") as caught:
+        loads('{"claim": ' + "9" * 5000 + "}")
+    assert (caught.value.lineno, caught.value.colno) == (1, 11)
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"claim": ' + "9" * 5000 + ', "evidence": []}\n', encoding="utf-8")
+    code, _, err = run_main(capsys, "verify", str(source), "--skip-invalid")
+    assert code == 0 and f"{source} line 1: invalid JSON: integer literal of more than 4300 digits (column 11)" in err

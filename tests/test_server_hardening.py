@@ -494,3 +494,14 @@ def test_a_non_ascii_api_key_is_compared_as_utf8_bytes(tiny_model_dir: Path, tmp
         read_api_key(control)
     with pytest.raises(ValueError, match="control character"):
         ServerSettings(model_dir=tiny_model_dir, api_key="k\x7f")
+
+
+@pytest.mark.parametrize("route", ["/v1/verify", "/v1/verify/batch", "/v1/verify/bundle", "/predict"])
+def test_an_integer_of_more_than_4300_digits_is_malformed_not_a_500(server: Server, route: str) -> None:
+    """Regression (adversarial run): Python's int() limit raised a plain ValueError the parser did not word,
+    and the server answered 500 internal_error with a traceback in its log."""
+    with server.client() as client:
+        response = client.post(route, content=b'{"claim": ' + b"9" * 5000 + b"}")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["type"] == "malformed_json" and "integer literal of more than 4300 digits" in error["message"]

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import json.decoder
+import re
+import sys
 from typing import Any, Callable, Union
 
 __all__ = ["DuplicateKeyError", "loads"]
@@ -109,6 +111,19 @@ def loads(text: Union[str, bytes, bytearray]) -> Any:
     """
     try:
         return json.loads(text, object_pairs_hook=_unique)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        # int() refuses a literal over sys.get_int_max_str_digits() digits (CVE-2020-10735) with a plain
+        # ValueError that names no position: report it as the JSON error it is, at that literal.
+        if "digits" not in str(exc):
+            raise
+        document = text if isinstance(text, str) else bytes(text).decode("utf-8-sig", "surrogatepass")
+        limit = sys.get_int_max_str_digits()
+        found = re.search(rf"-?\d{{{limit + 1},}}", document)
+        raise json.JSONDecodeError(
+            f"integer literal of more than {limit} digits", document, found.start() if found else 0
+        ) from None
     except _Repeated as exc:
         document = text if isinstance(text, str) else bytes(text).decode("utf-8-sig", "surrogatepass")
         key, position = _locate(document) or (exc.key, 0)
