@@ -24,6 +24,7 @@ from verifier.decision.bundle import (
 )
 from verifier import ClaimVerifier, ScriptedScorer
 from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType, has_visible_text
+from verifier.validation import InputError
 
 ID1 = UUID("11111111-1111-4111-8111-111111111111")
 ID2 = UUID("22222222-2222-4222-8222-222222222222")
@@ -471,6 +472,10 @@ def test_anything_else_is_a_type_error_naming_what_is_accepted(bad: object) -> N
         bundle_evidence(bad)
     with pytest.raises(TypeError, match="PRME MemoryBundle"):
         ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1))).verify_bundle_sync("a b", bad)  # type: ignore[arg-type]
+    # and the ValueError of every other bad input, naming the field (the README's error table)
+    with pytest.raises(InputError, match="bundle must be") as caught:
+        ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1))).verify_bundle_sync("a b", bad)  # type: ignore[arg-type]
+    assert isinstance(caught.value, ValueError) and caught.value.field == "bundle"
 
 
 def test_prmes_own_test_seam_replacing_predict_sync_drives_the_verifier() -> None:

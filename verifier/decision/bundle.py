@@ -86,6 +86,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..fields import RawReference
 from ..strictjson import loads as strict_loads
 from ..types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
+from ..validation import InputError
 from .packed import MemoryBundleRecord, Packed, PackedCandidate, is_memory_bundle, read_memory_bundle
 
 __all__ = [
@@ -93,6 +94,7 @@ __all__ = [
     "ContextBundle",
     "BundleClaimRequest",
     "ACCEPTED_BUNDLES",
+    "BundleTypeError",
     "packed_bundle",
     "citation_forms",
     "is_cited",
@@ -195,11 +197,20 @@ ACCEPTED_BUNDLES = (
 )
 
 
+class BundleTypeError(InputError, TypeError):
+    """A bundle of a kind that is not accepted (:data:`ACCEPTED_BUNDLES`), with ``field="bundle"``.
+
+    Both a ``TypeError`` (what Python raises for an argument of the wrong type) and an
+    :class:`~verifier.validation.InputError`, the ``ValueError`` every other bad input raises
+    (docs/decision.md §2), so either ``except`` catches it.
+    """
+
+
 def packed_bundle(bundle: Any) -> Packed:
     """Any accepted kind of bundle as the context string and candidates the citation rules read.
 
     Raises:
-        TypeError: not an accepted kind (:data:`ACCEPTED_BUNDLES`).
+        BundleTypeError: not an accepted kind (:data:`ACCEPTED_BUNDLES`); a ``TypeError`` and a ``ValueError``.
         ValueError: malformed JSON text (a repeated key included) or a malformed
             mapping (``pydantic.ValidationError``), or a ``MemoryBundle`` that
             ``ensure_citable()`` refuses.
@@ -223,7 +234,9 @@ def packed_bundle(bundle: Any) -> Packed:
         )
     if is_memory_bundle(bundle):
         return read_memory_bundle(bundle)
-    raise TypeError(f"bundle must be {ACCEPTED_BUNDLES}; got {type(bundle).__module__}.{type(bundle).__qualname__}")
+    raise BundleTypeError(
+        f"bundle must be {ACCEPTED_BUNDLES}; got {type(bundle).__module__}.{type(bundle).__qualname__}", field="bundle"
+    )
 
 
 def citation_forms(reference: str) -> tuple[str, ...]:
