@@ -1221,3 +1221,21 @@ def test_an_integer_of_more_than_4300_digits_is_an_invalid_row(tmp_path: Path, c
     source.write_text('{"claim": ' + "9" * 5000 + ', "evidence": []}\n', encoding="utf-8")
     code, _, err = run_main(capsys, "verify", str(source), "--skip-invalid")
     assert code == 0 and f"{source} line 1: invalid JSON: integer literal of more than 4300 digits (column 11)" in err
+
+
+def test_terminal_controls_in_the_input_are_shown_not_obeyed(
+    capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (adversarial run): the one-off report and error messages echoed ESC sequences and bidi
+    overrides raw, so a claim or a JSON key could retitle, recolour or reorder the user's terminal."""
+    code, out, _ = run_main(capsys, "verify", "--model-dir", str(fake_model_dir), "--claim", "The launch \x1b]0;PWNED\x07 is Tuesday.",
+                            "--evidence", "Moved \x1b[31mred \u202eexe.txt", make_verifier=scripted.make)
+    assert code == 0 and "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "claim:   The launch \\x1b]0;PWNED\\x07 is Tuesday." in out and "Moved \\x1b[31mred \\u202eexe.txt" in out
+    code, out, _ = run_main(capsys, "verify", "--model-dir", str(fake_model_dir), "--claim", "The launch \x1b[2J is Tuesday.",
+                            "--evidence", "x y", "--json", make_verifier=scripted.make)
+    assert code == 0 and json.loads(out)["claim"] == "The launch \x1b[2J is Tuesday."  # JSON keeps the exact text
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"claim": "x y", "evidence": [], "\\u001b[31mevil": 1}\n', encoding="utf-8")
+    code, _, err = run_main(capsys, "verify", str(source), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
+    assert code == 2 and "\x1b" not in err and "field \\x1b[31mevil: unknown field" in err

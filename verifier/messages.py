@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 __all__ = [
     "DISTRIBUTION", "PYDANTIC_WORDS", "describe_validation_error", "strip_pydantic_links", "one_line", "install_hint",
-    "export_command",
+    "export_command", "printable",
 ]
 
 #: The PyPI distribution (``pip install onnx-claim-verifier``); the import package is ``verifier``.
@@ -96,3 +96,15 @@ def export_command() -> str:
     except (OSError, UnicodeDecodeError):
         pass
     return "python -m verifier_export"
+
+
+#: Characters a terminal would act on instead of showing: C0/C1 controls (ESC starts colour, title and
+#: cursor sequences) and the bidirectional overrides and isolates that reorder what follows.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal: each control character (newline and tab aside) and bidi override as a
+    visible escape (``\\x1b``, ``\\u202e``), so input echoed in a message cannot recolour, retitle or
+    reorder the terminal. JSON output needs none of this (the encoder escapes controls itself)."""
+    return _UNPRINTABLE.sub(lambda match: ascii(match.group())[1:-1], text)

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from ..types import ClaimVerificationError
 from ..rows import validation_problem
+from ..messages import printable
 from ..validation import strip_pydantic_links
 
 __all__ = [
@@ -66,8 +67,9 @@ def first_line(exc: BaseException) -> str:
 
 
 def err(message: str) -> None:
-    """Print ``message`` to stderr without pydantic's "For further information visit ..." links."""
-    print(strip_pydantic_links(message), file=sys.stderr, flush=True)
+    """Print ``message`` to stderr without pydantic's "For further information visit ..." links, with any
+    terminal control character it echoes from the input made visible (:func:`verifier.messages.printable`)."""
+    print(printable(strip_pydantic_links(message)), file=sys.stderr, flush=True)
 
 
 def one_line(text: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..engine.manifest import Manifest
+from ..messages import printable
 from ..types import ClaimEvidence, ClaimVerification, ClaimVerificationStatus
 
 __all__ = ["RunSummary", "format_result", "format_manifest", "format_summary", "identity_summary"]
@@ -82,7 +83,7 @@ def format_result(result: ClaimVerification, evidence: Sequence[ClaimEvidence]) 
     resolved = f" (resolved {result.resolved_revision})" if result.resolved_revision else ""
     lines.append(f"model:   {result.model} @ {result.requested_revision}{resolved}")
     lines.append(f"result_sha256: {result.result_sha256}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # the claim and passages are the user's: no terminal controls
 
 
 def _size(n: int) -> str:
