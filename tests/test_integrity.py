@@ -244,3 +244,18 @@ def test_a_fifo_in_place_of_a_file_is_refused_at_once(tiny_model_copy: Path, nam
         assert f"has no {MANIFEST_NAME}" in said
     else:
         assert said.endswith(f"{name}: not a regular file"), said
+
+
+@pytest.mark.parametrize(("field", "value"), [("max_length", 16), ("pad_token_id", 3)])
+def test_editing_the_truncation_or_padding_in_the_manifest_is_refused(tiny_model_copy: Path, field: str, value: int) -> None:
+    """Regression (adversarial run): ``max_length`` 512 -> 16 in manifest.json changed 6 of 41 statuses and 36
+    score sets, unnoticed (no file hash covers the manifest). The hashed golden.json records both settings."""
+    golden = json.loads((tiny_model_copy / "golden.json").read_text(encoding="utf-8"))
+    data = _manifest(tiny_model_copy)
+    assert data[field] == golden[field] != value
+    data[field] = value
+    _write_manifest(tiny_model_copy, data)
+    with pytest.raises(ClaimVerificationError, match=re.escape(
+        f"{MANIFEST_NAME} records {field} {value} but golden.json {golden[field]} (the export's hashed record)"
+    )):
+        OnnxScorer(tiny_model_copy).load()

@@ -185,6 +185,7 @@ class ModelDirectory:
         )
         config = _parse_config(directory.read_verified(CONFIG_NAME), model_dir / CONFIG_NAME)
         _check_config_labels(model_dir, manifest, config)
+        _check_golden_settings(model_dir, manifest, directory.read_golden())
         return cls(
             path=model_dir,
             manifest=manifest,
@@ -422,6 +423,27 @@ def _parse_config(data: bytes, path: Path) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise ClaimVerificationError(f"cannot read id2label from {path}: not a JSON object")
     return config
+
+
+def _check_golden_settings(model_dir: Path, manifest: Manifest, golden: Golden) -> None:
+    """The settings the runtime tokenizes and pads by must be the ones the hashed ``golden.json`` was made
+    with, so an edited ``manifest.json`` cannot change truncation (``max_length``) or padding
+    (``pad_token_id``) and with them the scores, unnoticed.
+
+    Raises:
+        ClaimVerificationError: a recorded setting differs (each is named).
+    """
+    pairs = {"max_length": (manifest.max_length, golden.max_length), "pad_token_id": (manifest.pad_token_id, golden.pad_token_id)}
+    differ = [
+        f"{name} {ours} but {GOLDEN_NAME} {theirs}"
+        for name, (ours, theirs) in pairs.items()
+        if theirs is not None and theirs != ours  # None: a golden.json written before it recorded them
+    ]
+    if differ:
+        raise ClaimVerificationError(
+            f"model directory {model_dir} does not match its manifest (tampered or incomplete; re-export it): "
+            f"{MANIFEST_NAME} records {'; '.join(differ)} (the export's hashed record)"
+        )
 
 
 def _check_config_labels(model_dir: Path, manifest: Manifest, config: dict[str, Any]) -> None:
