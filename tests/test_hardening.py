@@ -144,6 +144,14 @@ class TestStrictValues:
             OnnxScorer(tmp_path, intra_op_num_threads=cpus + 1)
         assert RuntimeOptions(intra_op_num_threads=cpus).intra_op_num_threads == cpus
 
+    @pytest.mark.parametrize(("field", "value"), [("max_batch_tokens", "128"), ("max_batch_tokens", 128.0),
+                                                  ("verify_golden", "yes"), ("enable_mem_pattern", 1),
+                                                  ("enable_cpu_mem_arena", "false")])
+    def test_options_are_not_coerced_from_other_types(self, field: str, value: object) -> None:
+        """Regression (adversarial run): "128" and "yes" were accepted (pydantic's lax mode), and "false" read as True."""
+        with pytest.raises(pydantic.ValidationError, match=re.escape(field)):
+            RuntimeOptions(**{field: value})
+
 
 class TestInputLimits:
     def test_a_long_claim_is_refused_before_any_model_call(self) -> None:

@@ -178,6 +178,7 @@ def test_predict_follows_the_tei_shape(server: Server, tiny_model_dir: Path) -> 
         batch = client.post("/predict", json={"inputs": [list(p) for p in pairs], "truncate": True}).json()
         raw = client.post("/predict", json={"inputs": list(pairs[0]), "raw_scores": True})
         text = client.post("/predict", json={"inputs": ["just one text"]})
+        worded = client.post("/predict", json={"inputs": list(pairs[0]), "raw_scores": "false"})  # not read as True
     labels = ("entailment", "contradiction", "neutral")
     for row, got in zip(expected, [single] + [batch[1]]):
         assert [item["score"] for item in got] == sorted(row.tolist(), reverse=True)
@@ -185,6 +186,7 @@ def test_predict_follows_the_tei_shape(server: Server, tiny_model_dir: Path) -> 
     assert batch[0] == single
     assert raw.status_code == 422 and raw.json()["error"]["field"] == "raw_scores"
     assert text.status_code == 422 and text.json()["error"]["field"] == "inputs.0"
+    assert worded.status_code == 422 and worded.json()["error"]["field"] == "raw_scores"
 
 
 def test_32_concurrent_clients_get_the_librarys_results(server: Server, library: ClaimVerifier) -> None:

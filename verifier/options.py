@@ -222,12 +222,12 @@ class RuntimeOptions(BaseModel):
     intra_op_num_threads: Optional[Annotated[int, Field(ge=1, strict=True)]] = None
     inter_op_num_threads: Optional[Annotated[int, Field(ge=1, strict=True)]] = None
     graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
-    max_batch_tokens: Annotated[int, Field(ge=64, le=1 << 22)] = DEFAULT_MAX_BATCH_TOKENS
+    max_batch_tokens: Annotated[int, Field(ge=64, le=1 << 22, strict=True)] = DEFAULT_MAX_BATCH_TOKENS
     batch_overhead_tokens: Optional[Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)]] = None
     session_config_entries: Optional[dict[str, str]] = None
-    verify_golden: bool = False
-    enable_cpu_mem_arena: bool = True
-    enable_mem_pattern: bool = False
+    verify_golden: Annotated[bool, Field(strict=True)] = False  # strict: "yes" or 1 is refused, not read as True
+    enable_cpu_mem_arena: Annotated[bool, Field(strict=True)] = True
+    enable_mem_pattern: Annotated[bool, Field(strict=True)] = False
     limits: InputLimits = InputLimits()
     score_timeout_s: Optional[Annotated[float, Field(gt=0.0, le=86_400.0, allow_inf_nan=False)]] = None
     schedule: Schedule = "staged"

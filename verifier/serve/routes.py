@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -153,8 +153,8 @@ class PredictRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     inputs: list[Any] = Field(min_length=1)
-    raw_scores: bool = False
-    truncate: Optional[bool] = None
+    raw_scores: Annotated[bool, Field(strict=True)] = False  # strict: the string "false" is refused, as TEI does
+    truncate: Optional[Annotated[bool, Field(strict=True)]] = None
     truncation_direction: Optional[str] = None
 
 
