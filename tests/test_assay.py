@@ -351,10 +351,17 @@ def test_cli_registration_freezes_the_plan_refuses_changes_and_binds_its_digest(
     assert "the input changed" in capsys.readouterr().err and factory.scorer.calls == []
 
 
-def test_cli_failing_gate_exits_1(cohort: Path, model_dir: Path, tmp_path: Path) -> None:
-    code = assay(str(cohort), "--model-dir", str(model_dir), "-o", str(tmp_path / "r"), *GRID, "--gate", "unsafe_supports==0")
+def test_cli_failing_gate_exits_1(cohort: Path, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    grid = [arg for arg in GRID if arg != "-q"]  # with the summary
+    code = assay(str(cohort), "--model-dir", str(model_dir), "-o", str(tmp_path / "r"), *grid, "--gate", "unsafe_supports==0")
     assert code == 1
-    assert json.loads((tmp_path / "r" / "report.json").read_text())["gates"][0]["passed"] is False
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["gates"][0]["passed"] is False
+    # the summary rounds to 3 significant digits (regression: "precision 0.2857142857142857 ... (actual 5.0)")
+    precision, actual = report["overall"]["precision"], report["gates"][0]["actual"]
+    err = capsys.readouterr().err
+    shown = "-" if precision is None else f"{precision:.3g}"
+    assert f"precision {shown}, " in err and f"gate unsafe_supports==0: FAIL (actual {actual:.3g})" in err
 
 
 def test_cli_bad_rows_and_bad_usage_exit_2(cohort: Path, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -322,11 +322,18 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     if not args.quiet:
         overall = report["overall"]
         err(
-            f"assay: {len(claims)} claims, precision {overall['precision']}, recall {overall['recall']}, "
+            f"assay: {len(claims)} claims, precision {_figure(overall['precision'])}, recall {_figure(overall['recall'])}, "
             f"unsafe supports {len(overall['unsafe_supports'])}; {outcome.run['model_calls']} model calls, "
             f"{outcome.run['pairs_scored']} pairs scored; report in {args.output}"
         )
         for gate in report["gates"]:
-            err(f"gate {gate['gate']}: {'pass' if gate['passed'] else 'FAIL'} (actual {gate['actual']})")
+            err(f"gate {gate['gate']}: {'pass' if gate['passed'] else 'FAIL'} (actual {_figure(gate['actual'])})")
     return EXIT_FAILURE if report["gates_passed"] is False else EXIT_OK
+
+
+def _figure(value: Any) -> str:
+    """A metric for the summary line: 3 significant digits (the report keeps every digit); ``-`` when undefined."""
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
