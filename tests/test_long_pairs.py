@@ -93,3 +93,20 @@ def test_a_wordpiece_tokenizer_gets_the_plain_ids_too(tiny_bert_model_dir: Path)
     rng = random.Random(3)
     pairs = [(_text(rng, n), _text(rng, m)) for n, m in [(1500, 20), (30, 1500), (1400, 1600), (1600, 1600)]]
     assert [e.ids for e in encode_pairs(tokenizer, pairs)] == [_plain(tokenizer, pair).ids for pair in pairs]
+
+
+@pytest.mark.parametrize(("max_length", "premise", "hypothesis"), [
+    # a run of U+0085 where the premise is cut: Strip dropped it from the cut text, which then fitted (no truncation
+    # reported) or changed the rule and was refused, though the plain encoding was cheap
+    (64, " ".join(["w"] * 56) + " \x85" * 1100 + " tail", "y y y y y"),
+    (512, "word " * 100 + " \x85" * 3000 + " more" * 3000, "claim " * 2000),
+    (128, "x " * 200 + "\u2028 " * 900 + "end", "claim " * 40),
+    (128, "a " * 150 + "\t\r\n " * 600 + "b", "c " * 700),
+])
+def test_whitespace_the_normalizer_strips_at_the_cut_is_not_cut_at(max_length: int, premise: str, hypothesis: str) -> None:
+    """Regression (second adversarial run): DeBERTa-v3's normalizer strips trailing whitespace (U+0085 included)
+    that Unigram keeps as tokens in the middle of a text."""
+    tokenizer = _deberta(max_length)
+    ours, plain = encode_pairs(tokenizer, [(premise, hypothesis)])[0], _plain(tokenizer, (premise, hypothesis))
+    assert (ours.ids, ours.type_ids, ours.attention_mask) == (plain.ids, plain.type_ids, plain.attention_mask)
+    assert bool(ours.overflowing) == bool(plain.overflowing)

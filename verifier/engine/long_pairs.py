@@ -15,14 +15,17 @@ text over :data:`LONG_TEXT_CHARS` characters this module
    tokens and the character offsets of its first tokens (linear memory);
 2. works out how many tokens of each side a plain pair encoding keeps
    (:func:`kept_lengths`, the rule of ``tokenizers``' ``truncate_encodings``);
-3. cuts a side longer than :data:`CUT_MARGIN` tokens beyond the kept maximum
+3. cuts a side longer than ``2 * CUT_MARGIN`` tokens beyond the kept maximum
    just after one of its tokens, keeping more tokens than can survive and the
-   sides' order by length (which decides the rule), and tokenizes the cut pair
-   with the tokenizer itself (its template, type ids and truncation);
+   sides' order by length (which decides the rule), never so that the cut text
+   ends in whitespace (a normalizer's ``Strip`` would drop trailing tokens the
+   middle of a text keeps, e.g. U+0085), and tokenizes the cut pair with the
+   tokenizer itself (its template, type ids and truncation);
 4. checks that the cut pair kept exactly the first ``n`` tokens of each side,
-   as the plain encoding does. A pair that fails the check (a tokenizer whose
-   tokens depend on text far ahead) is encoded plainly when that is cheap, and
-   refused with a ``ValueError`` naming the lengths otherwise: never different ids.
+   as the plain encoding does, and was truncated as it is. A pair that fails the
+   check (a tokenizer whose tokens depend on text far ahead) is encoded plainly
+   when that is affordable (:data:`MAX_PLAIN_WINDOWS`), and refused with a
+   ``ValueError`` naming the lengths otherwise: never different ids.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ __all__ = ["LONG_TEXT_CHARS", "CUT_MARGIN", "MAX_PLAIN_WINDOWS", "kept_lengths",
 LONG_TEXT_CHARS = 2048
 #: Tokens kept beyond the most a side can keep, so a cut never changes a kept token or the rule.
 CUT_MARGIN = 32
-#: A pair failing the check is encoded plainly only if its two sides make at most this many window combinations.
-MAX_PLAIN_WINDOWS = 256
+#: A pair failing the check is encoded plainly only if its two sides make at most this many window combinations
+#: (each about max_length x ~100 bytes: ~100 MB at 512 tokens).
+MAX_PLAIN_WINDOWS = 2048
 
 
 def kept_lengths(first: int, second: int, budget: int) -> tuple[int, int]:
@@ -64,15 +68,27 @@ def kept_lengths(first: int, second: int, budget: int) -> tuple[int, int]:
     return (long, short) if first > second else (short, long)
 
 
-def _prefix(encoding: "Encoding", count: int) -> tuple[list[int], list[tuple[int, int]]]:
-    """The first ``count`` ids and offsets of a single-text encoding, through its overflowing windows."""
-    ids, offsets = list(encoding.ids), list(encoding.offsets)
+def _ids(encoding: "Encoding", count: int) -> list[int]:
+    """The first ``count`` ids of a single-text encoding, through its overflowing windows."""
+    ids = list(encoding.ids)
     for window in encoding.overflowing:
         if len(ids) >= count:
             break
         ids += window.ids
-        offsets += window.offsets
-    return ids[:count], offsets[:count]
+    return ids[:count]
+
+
+def _cut_at(text: str, encoding: "Encoding", target: int) -> Optional[int]:
+    """The character offset to cut ``text`` at: the end of its ``target``-th token or, when the text
+    there ends in whitespace, of the first later token that does not (a normalizer's ``Strip`` would
+    drop trailing whitespace tokens, e.g. U+0085, that the middle of a text keeps). ``None``: no such token."""
+    index = 0
+    for window in (encoding, *encoding.overflowing):
+        for start, end in window.offsets:
+            index += 1
+            if index >= target and end > 0 and not text[end - 1].isspace():
+                return end
+    return None
 
 
 def _length(encoding: "Encoding") -> int:
@@ -96,19 +112,16 @@ def encode_long_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) 
     budget = max_length - tokenizer.num_special_tokens_to_add(True)
     texts = sorted({text for pair in pairs for text in pair})
     alone = dict(zip(texts, tokenizer.encode_batch(texts, add_special_tokens=False)))
-    keep = budget + 4 * CUT_MARGIN  # past every cut target (_cut_targets)
     cut_pairs: list[tuple[str, str]] = []
     expected: list[tuple[list[int], list[int]]] = []
     for premise, hypothesis in pairs:
         lengths = (_length(alone[premise]), _length(alone[hypothesis]))
         kept = kept_lengths(lengths[0], lengths[1], budget)
-        prefixes = [_prefix(alone[text], keep) for text in (premise, hypothesis)]
-        expected.append((prefixes[0][0][: kept[0]], prefixes[1][0][: kept[1]]))
-        targets = _cut_targets(lengths, budget)
-        cut = tuple(
-            text if target is None else text[: prefix[1][target - 1][1]]
-            for text, target, prefix in zip((premise, hypothesis), targets, prefixes)
-        )
+        expected.append((_ids(alone[premise], kept[0]), _ids(alone[hypothesis], kept[1])))
+        cut = [
+            text if target is None else text[: _cut_at(text, alone[text], target) or len(text)]
+            for text, target in zip((premise, hypothesis), _cut_targets(lengths, budget))
+        ]
         cut_pairs.append((cut[0], cut[1]))
     encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
     encodings = list(encode(cut_pairs, add_special_tokens=True))
@@ -117,10 +130,11 @@ def encode_long_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) 
         for token, sequence in zip(encoding.ids, encoding.sequence_ids):
             if sequence is not None:
                 sides[sequence].append(token)
-        if sides == (first, second):
-            continue
         premise, hypothesis = pairs[index]
         lengths = (_length(alone[premise]), _length(alone[hypothesis]))
+        truncated = sum(lengths) > budget
+        if sides == (first, second) and bool(encoding.overflowing) == truncated:  # what ran, and "truncated"
+            continue
         windows = _windows(lengths, budget)
         if windows > MAX_PLAIN_WINDOWS:
             raise ValueError(
