@@ -110,3 +110,27 @@ def test_whitespace_the_normalizer_strips_at_the_cut_is_not_cut_at(max_length: i
     ours, plain = encode_pairs(tokenizer, [(premise, hypothesis)])[0], _plain(tokenizer, (premise, hypothesis))
     assert (ours.ids, ours.type_ids, ours.attention_mask) == (plain.ids, plain.type_ids, plain.attention_mask)
     assert bool(ours.overflowing) == bool(plain.overflowing)
+
+
+def test_a_long_whitespace_run_at_both_cuts_stays_bounded() -> None:
+    """Regression (second adversarial run): skipping forward past whitespace tokens to cut found nowhere to cut in a
+    long U+0085 run (what "…" becomes from Windows-1252 read as Latin-1), so both sides stayed whole and the
+    overflow windows multiplied again (25,121 windows, 6.9 GB at 41,000 characters per side)."""
+    tokenizer = _deberta(512)
+    side = "word " * 200 + " \x85" * 20_000 + " end"
+    ours = encode_pairs(tokenizer, [(side, side)])[0]
+    assert len(ours.overflowing) <= 16
+    short = "word " * 200 + " \x85" * 400 + " end"  # still longer than anything kept
+    reference = _plain(tokenizer, (short, short))
+    assert ours.ids == reference.ids and ours.type_ids == reference.type_ids
+
+
+def test_a_whitespace_run_at_one_cut_keeps_the_sides_order() -> None:
+    """Regression (second adversarial run): moving one side's cut past a whitespace run made it the longer cut side,
+    the odd budget's extra token went to the other side, and the fallback refused a pair the plain encoding handles."""
+    tokenizer = _deberta(128)
+    premise = "word " * 3000
+    hypothesis = "claim " * 80 + " \x85" * 300 + " more" * 1000
+    ours, plain = encode_pairs(tokenizer, [(premise, hypothesis)])[0], _plain(tokenizer, (premise, hypothesis))
+    assert (ours.ids, ours.type_ids) == (plain.ids, plain.type_ids) and bool(ours.overflowing) == bool(plain.overflowing)
+    assert len(ours.overflowing) <= 16  # cut, not the plain fallback
