@@ -116,8 +116,10 @@ def encode_long_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) 
     alone = dict(zip(texts, tokenizer.encode_batch(texts, add_special_tokens=False)))
     cut_pairs: list[tuple[str, str]] = []
     expected: list[tuple[list[int], list[int]]] = []
+    lengths_of: list[tuple[int, int]] = []
     for premise, hypothesis in pairs:
         lengths = (_length(alone[premise]), _length(alone[hypothesis]))
+        lengths_of.append(lengths)
         kept = kept_lengths(lengths[0], lengths[1], budget)
         expected.append((_ids(alone[premise], kept[0]), _ids(alone[hypothesis], kept[1])))
         cut = [
@@ -127,13 +129,11 @@ def encode_long_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) 
         cut_pairs.append((cut[0], cut[1]))
     encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
     encodings = list(encode(cut_pairs, add_special_tokens=True))
-    for index, (encoding, (first, second)) in enumerate(zip(encodings, expected)):
+    for index, (encoding, (first, second), lengths) in enumerate(zip(encodings, expected, lengths_of)):
         sides: tuple[list[int], list[int]] = ([], [])
         for token, sequence in zip(encoding.ids, encoding.sequence_ids):
             if sequence is not None:
                 sides[sequence].append(token)
-        premise, hypothesis = pairs[index]
-        lengths = (_length(alone[premise]), _length(alone[hypothesis]))
         truncated = sum(lengths) > budget
         if sides == (first, second) and bool(encoding.overflowing) == truncated:  # what ran, and "truncated"
             continue
@@ -143,7 +143,7 @@ def encode_long_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) 
                 f"pair {index}: a premise of {lengths[0]} and a hypothesis of {lengths[1]} tokens cannot be truncated "
                 f"in bounded memory by this tokenizer ({windows} windows; at most {MAX_PLAIN_WINDOWS}): shorten them"
             )
-        encodings[index] = encode([(premise, hypothesis)], add_special_tokens=True)[0]
+        encodings[index] = encode([pairs[index]], add_special_tokens=True)[0]
     return encodings
 
 

@@ -395,8 +395,9 @@ class ScoreStore:
 
 
 #: What a store operation may raise on a damaged or full file: the run goes on without the store.
-#: (OverflowError: a ``seq`` edited to 2**63 - 1 leaves no next number.)
-_STORE_FAILURES = (sqlite3.Error, OverflowError, ValueError, TypeError)
+#: (OverflowError: a ``seq`` edited to 2**63 - 1 leaves no next number. Rows of the wrong type are
+#: misses inside :meth:`ScoreStore.get`; anything else is a bug and is raised.)
+_STORE_FAILURES = (sqlite3.Error, OverflowError)
 
 
 @dataclass(frozen=True)

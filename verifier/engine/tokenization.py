@@ -11,9 +11,11 @@ numpy to that batch's own longest sequence, using the manifest's pad id.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+from .long_pairs import LONG_TEXT_CHARS, encode_long_pairs
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tokenizers import Encoding, Tokenizer
@@ -74,21 +76,15 @@ def encode_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) -> li
         ValueError: a long pair this tokenizer cannot truncate in bounded memory.
         Exception: ``tokenizers`` failed.
     """
-    from .long_pairs import LONG_TEXT_CHARS, encode_long_pairs
-
     inputs = [(premise, hypothesis) for premise, hypothesis in pairs]
     encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
-    long = [i for i, (premise, hypothesis) in enumerate(inputs) if max(len(premise), len(hypothesis)) > LONG_TEXT_CHARS]
+    long = {i for i, (premise, hypothesis) in enumerate(inputs) if max(len(premise), len(hypothesis)) > LONG_TEXT_CHARS}
     if not long:
         return list(encode(inputs, add_special_tokens=True))
-    encodings: list[Optional["Encoding"]] = [None] * len(inputs)
-    is_long = set(long)
-    short = [i for i in range(len(inputs)) if i not in is_long]
-    for i, encoding in zip(short, encode([inputs[i] for i in short], add_special_tokens=True) if short else []):
-        encodings[i] = encoding
-    for i, encoding in zip(long, encode_long_pairs(tokenizer, [inputs[i] for i in long])):
-        encodings[i] = encoding
-    return [encoding for encoding in encodings if encoding is not None]
+    short = [pair for i, pair in enumerate(inputs) if i not in long]
+    encoded_short = iter(encode(short, add_special_tokens=True) if short else [])
+    encoded_long = iter(encode_long_pairs(tokenizer, [pair for i, pair in enumerate(inputs) if i in long]))
+    return [next(encoded_long) if i in long else next(encoded_short) for i in range(len(inputs))]
 
 
 def pad_encodings(
