@@ -16,11 +16,11 @@ Exported model directories (``python -m export``'s library call, parity gate pas
 The export fixtures need torch (the ``export`` extra) and skip without it;
 CI installs it, so a skip there is a bug.
 
-Tests that need an optional extra (``server``, ``ray``, ``plot``, ``bench``)
+Tests that need an optional extra (``server``, ``ray``, ``plot``, ``bench``, ``openvino``)
 skip without it, and the skip reason names the extra and how to install it
 (:data:`EXTRA_OF`, whatever the test's own ``importorskip`` said): the
 README's set-up installs ``export,test`` only, and its test command passes with
-those skips; ``bash scripts/setup.sh export,test,server,ray,plot,bench``
+those skips; ``bash scripts/setup.sh export,test,server,ray,plot,bench,openvino``
 installs the rest. CI runs both: the README's commands exactly, recording the
 node ids of those skips (``$CLAIM_VERIFIER_EXTRA_SKIPS``), then, with every
 extra installed, exactly those tests (``.ci/run``).
@@ -64,11 +64,12 @@ EXTRA_OF = {
     "ray": "ray", "pyarrow": "ray",  # pyarrow comes with ray[data]
     "matplotlib": "plot",
     "psutil": "bench", "sentence_transformers": "bench",
+    "openvino": "openvino",
 }
 #: When set, every test (or module) skipped for a missing extra appends its node id to this file (.ci/run).
 EXTRA_SKIPS_ENV = "CLAIM_VERIFIER_EXTRA_SKIPS"
 _NOT_IMPORTABLE = re.compile(r"could not import '([\w.]+)'|No module named '([\w.]+)'")
-_NAMED_EXTRA = re.compile(r"\bthe (server|ray|plot|bench) extra\b")
+_NAMED_EXTRA = re.compile(r"\bthe (server|ray|plot|bench|openvino) extra\b")
 #: Distributions a test's own reason may name ("... need sentence-transformers"), and their extra.
 _NEEDED_DIST = re.compile(r"\bneeds? (sentence-transformers|psutil|matplotlib|starlette|uvicorn|prometheus-client|ray)\b")
 _EXTRA_OF_DIST = {"sentence-transformers": "bench", "psutil": "bench", "matplotlib": "plot", "starlette": "server",
@@ -79,7 +80,7 @@ def extra_reason(extra: str, module: str | None = None) -> str:
     """The skip reason of a test that needs ``extra`` (``module`` is the missing import, when known)."""
     missing = f" ({module} is not installed)" if module else ""
     return (f"needs the {extra} extra{missing}: bash scripts/setup.sh export,test,{extra} "
-            "(or export,test,server,ray,plot,bench for all of them)")
+            "(or export,test,server,ray,plot,bench,openvino for all of them)")
 
 
 def _name_the_extra(report: pytest.CollectReport | pytest.TestReport) -> None:
@@ -198,6 +199,32 @@ def tiny_int8_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
 
     directory = Path(shutil.copytree(tiny_model_dir, tmp_path_factory.mktemp("int8") / "model"))
     build_variants(directory, ["int8"], gates={"int8": VariantGate(max_abs_logit_diff=10.0, max_prob_diff=1.0, min_argmax_agreement=0.0)})
+    return directory
+
+
+#: The bf16 gate of the tiny fixtures: the seeded tiny model's logits are scaled far from zero, so bf16
+#: moves them by up to ~0.4 (probabilities ~0.05) and it misses the default gate, like int8.
+TINY_BF16_GATE = {"max_abs_logit_diff": 2.0, "max_prob_diff": 0.25}
+
+
+def bf16_or_skip() -> None:
+    """Skip unless OpenVINO (the openvino extra) is installed and runs bf16 natively on this CPU."""
+    pytest.importorskip("openvino")
+    from verifier.engine.ov_session import cpu_capabilities
+
+    capabilities = cpu_capabilities()
+    if not capabilities.bf16:
+        pytest.skip(f"this CPU ({capabilities.model_name}) has neither AMX-BF16 nor AVX512-BF16: the bf16 variant cannot run here")
+
+
+@pytest.fixture(scope="session")
+def tiny_bf16_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of ``tiny_model_dir`` with the OpenVINO ``bf16`` variant built under :data:`TINY_BF16_GATE` (read-only)."""
+    bf16_or_skip()
+    from verifier_export.variants import VariantGate, build_variants
+
+    directory = Path(shutil.copytree(tiny_model_dir, tmp_path_factory.mktemp("bf16") / "model"))
+    build_variants(directory, ["bf16"], gates={"bf16": VariantGate(**TINY_BF16_GATE)})
     return directory
 
 

@@ -62,7 +62,8 @@ def read_export_golden(model_dir: Path, manifest: Manifest) -> tuple[Golden, np.
 
 
 def compare_golden(
-    model_dir: Path, onnx_file: str, manifest: Manifest, *, error: type[ExportError] = ExportError
+    model_dir: Path, onnx_file: str, manifest: Manifest, *, error: type[ExportError] = ExportError,
+    session: Optional[Any] = None,
 ) -> tuple[GoldenComparison, Golden]:
     """Score ``golden.json`` with ``onnx_file`` (each pair alone and all batched) and compare.
 
@@ -71,6 +72,10 @@ def compare_golden(
         onnx_file: the ONNX file to score, relative to ``model_dir``.
         manifest: the directory's verified manifest (labels, max length, pad id).
         error: the error type for an ONNX file onnxruntime cannot load or run.
+        session: an already built session over ``onnx_file`` with onnxruntime's
+            ``run``/``get_inputs`` (an OpenVINO variant's
+            :class:`~verifier.engine.ov_session.OpenVinoSession`); default: an
+            onnxruntime session of the file.
 
     Returns:
         The comparison (nothing decided) and the parsed golden set.
@@ -84,7 +89,8 @@ def compare_golden(
     tokenizer = load_tokenizer(model_dir / TOKENIZER_NAME, max_length=manifest.max_length)
     encodings = encode_pairs(tokenizer, golden.pairs)
     path = model_dir / onnx_file
-    session = create_session(path, session_options(), where=str(path), error=error)
+    if session is None:
+        session = create_session(path, session_options(), where=str(path), error=error)
     names = [node.name for node in session.get_inputs()]
     with_types = "token_type_ids" in names
 
@@ -96,7 +102,7 @@ def compare_golden(
         batched = run(encodings)
         single = np.concatenate([run([encoding]) for encoding in encodings], axis=0)
     except Exception as exc:  # onnxruntime raises its own Exception subclasses
-        raise error(f"{path}: onnxruntime failed on the golden pairs: {one_line(exc)}") from exc
+        raise error(f"{path}: the runtime failed on the golden pairs: {one_line(exc)}") from exc
     try:
         comparison = compare_to_golden(
             reference,

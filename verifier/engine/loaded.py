@@ -24,6 +24,7 @@ from .batching import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS, BatchedLo
 from .golden import DEFAULT_GOLDEN_ATOL, GOLDEN_NAME, GoldenFormatError, compare_to_golden, quote_indices
 from .manifest import Manifest
 from .model_directory import ModelDirectory
+from .ov_session import OPENVINO_PROVIDER
 from .session import DEFAULT_PROVIDERS, create_session, graph_io, release_free_heap, session_options
 from .tokenization import encode_pairs
 from ..types import ClaimVerificationError
@@ -89,6 +90,12 @@ class LoadedModel:
         """The verified manifest."""
         return self.directory.manifest
 
+    @property
+    def runtime(self) -> str:
+        """The kernel library that runs the model: ``"onnxruntime"`` or ``"openvino"`` (the variant's record)."""
+        record = self.directory.variant_record
+        return record.runtime if record is not None and self.providers == (OPENVINO_PROVIDER,) else "onnxruntime"
+
     @classmethod
     def load(
         cls,
@@ -122,10 +129,23 @@ class LoadedModel:
         )
         # The tokenizer (~0.15 s to parse the DeBERTa-v3 tokenizer.json) loads in a thread beside
         # onnxruntime's session creation, which releases the GIL; the pool waits for it either way.
+        record = directory.variant_record
+        # an OpenVINO variant runs on OpenVINO unless the caller brought their own session factory
+        openvino = record if record is not None and record.runtime == "openvino" and settings.factory is create_session else None
+        if openvino is not None and tuple(settings.providers) != DEFAULT_PROVIDERS:
+            raise ClaimVerificationError(
+                f"variant {variant!r} runs on OpenVINO's CPU plugin; execution providers "
+                f"{list(settings.providers)} apply to onnxruntime variants only"
+            )
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-tokenizer") as pool:
             pending = pool.submit(directory.load_tokenizer)
-            with directory.verified_model() as model:
-                session = settings.factory(model, options, providers=settings.providers, where=str(directory.model_path))
+            if openvino is not None:
+                from .ov_load import open_openvino  # the openvino extra, imported only for its variants
+
+                session = open_openvino(directory, openvino, threads=settings.intra_op_num_threads)
+            else:
+                with directory.verified_model() as model:
+                    session = settings.factory(model, options, providers=settings.providers, where=str(directory.model_path))
             tokenizer = pending.result()
         if settings.release_free_heap:
             release_free_heap()
@@ -181,8 +201,8 @@ class LoadedModel:
             inputs = {name: feed[name] for name in self.input_names}
             try:
                 outputs = self.session.run([self.output_name], inputs)
-            except Exception as exc:  # onnxruntime raises its own Exception subclasses
-                raise ClaimVerificationError(f"onnxruntime failed on {where}: {exc}") from exc
+            except Exception as exc:  # onnxruntime and OpenVINO raise their own Exception subclasses
+                raise ClaimVerificationError(f"{self.runtime} failed on {where}: {exc}") from exc
             logits = np.asarray(outputs[0])
             if logits.shape != (rows, width):
                 raise ClaimVerificationError(

@@ -130,13 +130,31 @@ class ParityReport(BaseModel):
 
 
 class VariantRecord(BaseModel):
-    """An extra ONNX variant (e.g. offline-optimised or dynamic int8) in the directory."""
+    """An extra variant (offline-optimised, dynamic int8, OpenVINO bf16) in the directory.
+
+    Attributes:
+        file: the file the runtime loads: an ONNX graph for onnxruntime variants, or
+            OpenVINO's exported compiled model for ``runtime="openvino"``.
+        description: how it was made, in words.
+        parity: its golden parity report against the PyTorch float32 logits.
+        runtime: the kernel library that runs it (``"onnxruntime"`` unless recorded).
+        precision: OpenVINO's inference precision (``"bf16"``); ``None`` for onnxruntime.
+        source_file: for ``runtime="openvino"``: the ONNX graph (hashed like every
+            file) the runtime compiles when ``file`` cannot be used on this CPU.
+        compiled_for: for ``runtime="openvino"``: the OpenVINO version and CPU
+            capabilities ``file`` was compiled for
+            (:func:`verifier.engine.ov_session.compiled_fingerprint`).
+    """
 
     model_config = _FROZEN
 
     file: _FileName
     description: str
     parity: ParityReport
+    runtime: Literal["onnxruntime", "openvino"] = "onnxruntime"
+    precision: Optional[Literal["bf16", "f32"]] = None
+    source_file: Optional[_FileName] = None
+    compiled_for: Optional[dict[str, str]] = None
 
 
 class IdentityRecord(BaseModel):

@@ -45,6 +45,7 @@ from .manifest import (
     FileRecord,
     Manifest,
     ParityReport,
+    VariantRecord,
     manifest_bytes,
     resolve_inside,
     verify_files,
@@ -248,9 +249,18 @@ class ModelDirectory:
         """The chosen variant's ONNX model, verified (:meth:`read_verified`)."""
         return self.read_verified(self.model_file)
 
+    def verified_model(self) -> "contextlib.AbstractContextManager[Union[str, bytes]]":
+        """The chosen variant's model file, for onnxruntime to load (:meth:`verified_file` of :attr:`model_file`)."""
+        return self.verified_file(self.model_file)
+
+    @property
+    def variant_record(self) -> Optional[VariantRecord]:
+        """The manifest's record of the chosen variant (``None`` for the export's own ``model_file``)."""
+        return None if self.variant is None else self.manifest.variants[self.variant]
+
     @contextlib.contextmanager
-    def verified_model(self) -> Iterator[Union[str, bytes]]:
-        """The chosen variant's model file, hashed through an open descriptor, for onnxruntime to load.
+    def verified_file(self, name: str) -> Iterator[Union[str, bytes]]:
+        """The recorded file ``name``, hashed through an open descriptor, for a runtime to load.
 
         The file is opened once; its size and sha256 are checked through that
         descriptor. Where the OS names open descriptors (``/proc/self/fd/N`` on
@@ -269,7 +279,6 @@ class ModelDirectory:
             ClaimVerificationError: as :meth:`read_verified`, or the file changed
                 while it was being loaded.
         """
-        name = self.model_file
         record, real, tampered = self._locate(name)
         try:
             fd = os.open(real, READ_FLAGS)  # a FIFO does not block the open (refused below)
@@ -408,6 +417,11 @@ def _model_file(model_dir: Path, manifest: Manifest, variant: Optional[str]) -> 
                 f"available: {sorted(manifest.variants) or 'none'}"
             )
         name = record.file
+        if record.source_file is not None and record.source_file not in manifest.files:
+            raise ClaimVerificationError(
+                f"{record.source_file} (the graph of variant {variant!r}) is not recorded in "
+                f"{model_dir / MANIFEST_NAME}: refusing an unverified model file"
+            )
     if name not in manifest.files:
         raise ClaimVerificationError(
             f"{name} is not recorded in {model_dir / MANIFEST_NAME}: refusing an unverified model file"

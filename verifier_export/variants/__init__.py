@@ -5,6 +5,7 @@ Usage::
     python -m export --output DIR --variants optimized int8      # into an existing export of any model
     python -m export --output DIR --variants int8 --int8-max-prob-diff 0.02
     python -m export.variants DIR                                 # the same command, optimized + int8 by default
+    python -m export.variants DIR --variants bf16                 # OpenVINO bf16 (the openvino extra; AMX/AVX512-BF16)
     python -m export.variants DIR --variants int8 --int8-min-argmax-agreement 0.9  # (random models only)
 
 Library: :func:`build_variants` (``from verifier_export import build_variants``).
@@ -27,6 +28,14 @@ variant="int8")`` or ``RuntimeOptions(variant="int8")``):
   score and context matmuls stay float32), and by default the word-embedding
   Gather too (``quantize_embeddings="auto"``: the file is ~2.5x smaller at the
   same speed; built again without it only if that file misses the gate).
+* ``bf16`` -> ``model.bf16.blob``: ``model.onnx`` compiled by OpenVINO's CPU
+  plugin at inference precision bf16 (MatMuls on AMX or AVX512-BF16, float32
+  accumulation), saved with ``CompiledModel.export_model`` so a process imports
+  it in a fraction of a second. Recorded with ``runtime="openvino"``, the
+  OpenVINO version and CPU capabilities it was compiled for, and ``model.onnx``
+  as its ``source_file``: on another CPU or OpenVINO the runtime compiles
+  ``model.onnx`` instead (:mod:`verifier.engine.ov_load`). Needs the
+  ``openvino`` extra and a CPU with AMX-BF16 or AVX512-BF16.
 
 Each variant's parity report compares it with the **PyTorch float32 logits**
 recorded in ``golden.json`` at export (no torch needed here), through the
@@ -70,8 +79,10 @@ from .cli import (
 )
 from .gates import (
     DEFAULT_GATES,
+    DEFAULT_VARIANT_NAMES,
     VARIANT_FILES,
     VARIANT_NAMES,
+    VARIANT_RUNTIMES,
     VariantGate,
     VariantName,
     VariantOptions,
@@ -81,7 +92,9 @@ from .gates import (
 
 __all__ = [
     "VARIANT_NAMES",
+    "DEFAULT_VARIANT_NAMES",
     "VARIANT_FILES",
+    "VARIANT_RUNTIMES",
     "VariantName",
     "VariantGate",
     "DEFAULT_GATES",

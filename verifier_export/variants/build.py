@@ -30,8 +30,10 @@ from ..manifest import open_export_dir, verify_export_dir, write_manifest
 from ..recheck import compare_golden
 from .gates import (
     DEFAULT_GATES,
+    DEFAULT_VARIANT_NAMES,
     VARIANT_FILES,
     VARIANT_NAMES,
+    VARIANT_RUNTIMES,
     VariantGate,
     VariantOptions,
     VariantResult,
@@ -94,10 +96,44 @@ def _write_int8(source: Path, target: Path, options: VariantOptions) -> None:
         root.setLevel(level)
 
 
+def _write_bf16(source: Path, target: Path) -> None:
+    from verifier.engine.ov_session import compile_onnx, export_compiled
+
+    session = compile_onnx(source, precision="bf16", where=str(source))
+    with open(target, "wb") as handle:
+        handle.write(export_compiled(session))
+
+
+def _gate_session(name: str, temporary: Path) -> Optional[object]:
+    """The session the gate scores ``temporary`` with: what the runtime will run (``None``: onnxruntime's)."""
+    if VARIANT_RUNTIMES[name] != "openvino":
+        return None
+    from verifier.engine.ov_session import import_compiled
+
+    try:
+        return import_compiled(temporary, precision="bf16", where=str(temporary))
+    except Exception as exc:  # ClaimVerificationError from the engine: the export's own error type here
+        raise ExportError(f"gating variant {name!r}: {exc}") from exc
+
+
+def _record_fields(name: str, manifest: Manifest) -> dict[str, object]:
+    """The manifest fields of variant ``name`` beyond file, description and parity."""
+    if VARIANT_RUNTIMES[name] != "openvino":
+        return {}
+    from verifier.engine.ov_session import compiled_fingerprint, cpu_capabilities
+
+    return {
+        "runtime": "openvino", "precision": "bf16", "source_file": manifest.model_file,
+        "compiled_for": compiled_fingerprint(cpu_capabilities()),
+    }
+
+
 def _build_file(name: str, source: Path, target: Path, options: VariantOptions) -> None:
     try:
         if name == "optimized":
             _write_optimized(source, target, options)
+        elif name == "bf16":
+            _write_bf16(source, target)
         else:
             _write_int8(source, target, options)
     except Exception as exc:  # onnxruntime / onnx raise assorted Exception subclasses
@@ -128,9 +164,10 @@ def _record(
         os.replace(temporary, final)
         shutil.copymode(source, final)  # mkstemp made it 0600; match model.onnx
         files[result.file] = FileRecord(sha256=sha256_file(final), size=final.stat().st_size)
-        variants[result.name] = VariantRecord(
-            file=result.file, description=options[result.name].describe(result.name), parity=result.parity
-        )
+        variants[result.name] = VariantRecord.model_validate({
+            "file": result.file, "description": options[result.name].describe(result.name), "parity": result.parity,
+            **_record_fields(result.name, manifest),
+        })
     updated = Manifest.model_validate({**manifest.model_dump(), "files": files, "variants": variants})
     write_manifest(model_dir, updated)
     return updated
@@ -138,7 +175,7 @@ def _record(
 
 def build_variants(
     model_dir: Path,
-    names: Sequence[str] = VARIANT_NAMES,
+    names: Sequence[str] = DEFAULT_VARIANT_NAMES,
     *,
     gates: Optional[Mapping[str, VariantGate]] = None,
     options: VariantOptions = VariantOptions(),
@@ -210,7 +247,7 @@ def build_variants(
                 say(f"building {name} ({file}) from {source.name}" + (f": {recipe.describe(name)}" if len(recipes) > 1 else ""))
                 _build_file(name, source, temporary, recipe)
                 say(f"gating {name} against the PyTorch golden logits")
-                comparison, _ = compare_golden(model_dir, temporary.name, manifest)
+                comparison, _ = compare_golden(model_dir, temporary.name, manifest, session=_gate_session(name, temporary))
                 failures = gate.failures(comparison)
                 result = VariantResult(
                     name=name, file=file, status="failed" if failures else "built", parity=gate.report(comparison),

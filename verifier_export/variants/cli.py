@@ -17,7 +17,7 @@ from typing import Literal, Optional, Sequence, Union
 from verifier.argtypes import float_range, positive_float
 
 from ..errors import ExportError, report_error
-from .gates import DEFAULT_GATES, VARIANT_NAMES, VariantGate, VariantOptions
+from .gates import DEFAULT_GATES, DEFAULT_VARIANT_NAMES, VARIANT_NAMES, VariantGate, VariantOptions
 
 __all__ = ["add_variant_arguments", "variant_settings", "run_variants", "build_parser", "main"]
 
@@ -27,7 +27,8 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("variants")
     group.add_argument(
         "--variants", nargs="+", choices=VARIANT_NAMES, default=None, metavar="NAME",
-        help=f"extra ONNX variants to build, gated against the PyTorch golden logits ({', '.join(VARIANT_NAMES)})",
+        help=f"extra variants to build, gated against the PyTorch golden logits ({', '.join(VARIANT_NAMES)}; bf16 runs on "
+        "OpenVINO: the openvino extra and a CPU with AMX-BF16 or AVX512-BF16)",
     )
     group.add_argument(
         "--optimization-level", choices=("basic", "extended", "all"), default="extended",
@@ -44,6 +45,8 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--int8-min-argmax-agreement", type=float_range(0.0, 1.0), default=None, help="int8 gate: min argmax agreement (default 1.0)"
     )
+    group.add_argument("--bf16-max-prob-diff", type=positive_float, default=None, help="bf16 gate: max |Δprob| (default 0.02)")
+    group.add_argument("--bf16-max-logit-diff", type=positive_float, default=None, help="bf16 gate: max |Δlogit| (default 0.25)")
     group.add_argument("--overwrite-variants", action="store_true", help="rebuild variants already recorded")
 
 
@@ -61,12 +64,18 @@ def variant_settings(args: argparse.Namespace) -> tuple[dict[str, VariantGate], 
             args.int8_min_argmax_agreement if args.int8_min_argmax_agreement is not None else base.min_argmax_agreement
         ),
     )
+    bf16 = DEFAULT_GATES["bf16"]
+    bf16 = replace(
+        bf16,
+        max_prob_diff=args.bf16_max_prob_diff if args.bf16_max_prob_diff is not None else bf16.max_prob_diff,
+        max_abs_logit_diff=args.bf16_max_logit_diff if args.bf16_max_logit_diff is not None else bf16.max_abs_logit_diff,
+    )
     options = VariantOptions(
         optimization_level=args.optimization_level,
         int8_per_channel=not args.int8_per_tensor,
         quantize_embeddings=_EMBEDDINGS[args.int8_quantize_embeddings],
     )
-    return {"int8": int8}, options
+    return {"int8": int8, "bf16": bf16}, options
 
 
 def run_variants(model_dir: Path, names: Sequence[str], args: argparse.Namespace, prog: str) -> int:
@@ -92,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m export.variants",
         description=(
-            "Build gated ONNX variants (offline-optimised float32, dynamic int8) into an exported model directory "
+            "Build gated variants (offline-optimised float32, dynamic int8, OpenVINO bf16) into an exported model directory "
             "(the same as python -m export --output DIR --variants NAME...)."
         ),
     )
@@ -104,9 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``python -m export.variants DIR``; return the exit status (0, or the error's ``exit_code``).
 
-    Builds ``--variants`` (default: all of them) into ``DIR`` through
+    Builds ``--variants`` (default: ``optimized`` and ``int8``) into ``DIR`` through
     :func:`run_variants`, exactly as ``python -m export --output DIR --variants ...``
     does for a directory that already holds an export.
     """
     args = build_parser().parse_args(argv)
-    return run_variants(args.model_dir, args.variants or VARIANT_NAMES, args, "verifier_export.variants")
+    return run_variants(args.model_dir, args.variants or DEFAULT_VARIANT_NAMES, args, "verifier_export.variants")

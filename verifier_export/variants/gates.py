@@ -20,7 +20,9 @@ from verifier.engine.manifest import Manifest, ParityReport
 __all__ = [
     "VariantName",
     "VARIANT_NAMES",
+    "DEFAULT_VARIANT_NAMES",
     "VARIANT_FILES",
+    "VARIANT_RUNTIMES",
     "VariantGate",
     "DEFAULT_GATES",
     "VariantOptions",
@@ -28,11 +30,19 @@ __all__ = [
     "VariantsReport",
 ]
 
-VariantName = Literal["optimized", "int8"]
+VariantName = Literal["optimized", "int8", "bf16"]
 #: Variants this package can build, in build order.
-VARIANT_NAMES: tuple[VariantName, ...] = ("optimized", "int8")
-#: File name of each variant inside the model directory.
-VARIANT_FILES: Mapping[str, str] = {"optimized": "model.optimized.onnx", "int8": "model.int8.onnx"}
+VARIANT_NAMES: tuple[VariantName, ...] = ("optimized", "int8", "bf16")
+#: What ``python -m export.variants DIR`` builds without ``--variants`` (``bf16`` needs the
+#: ``openvino`` extra and a CPU with AMX-BF16 or AVX512-BF16, so it is built only when asked for).
+DEFAULT_VARIANT_NAMES: tuple[VariantName, ...] = ("optimized", "int8")
+#: File name of each variant inside the model directory. ``bf16`` is OpenVINO's exported compiled
+#: model (``CompiledModel.export_model``), not an ONNX graph.
+VARIANT_FILES: Mapping[str, str] = {"optimized": "model.optimized.onnx", "int8": "model.int8.onnx", "bf16": "model.bf16.blob"}
+#: The kernel library that runs each variant (recorded as ``VariantRecord.runtime``).
+VARIANT_RUNTIMES: Mapping[str, Literal["onnxruntime", "openvino"]] = {
+    "optimized": "onnxruntime", "int8": "onnxruntime", "bf16": "openvino",
+}
 
 
 @dataclass(frozen=True)
@@ -84,10 +94,14 @@ class VariantGate:
 #: Default gates. ``optimized`` is the same float32 arithmetic re-arranged: it
 #: must meet the float32 export gate (1e-4 logits, every argmax). ``int8``
 #: starts at 0.05 in probability and 0.5 in logits with every argmax equal;
-#: tighten or loosen them from the *real* model's report.
+#: tighten or loosen them from the *real* model's report. ``bf16`` (8 mantissa
+#: bits in the MatMuls, float32 accumulation, softmax and LayerNorm) starts at
+#: 0.02 in probability and 0.25 in logits, every argmax equal; the seeded tiny
+#: test model, whose logits are scaled far from zero, misses it (docs/model-directory.md).
 DEFAULT_GATES: Mapping[str, VariantGate] = {
     "optimized": VariantGate(max_abs_logit_diff=1e-4, max_prob_diff=None, min_argmax_agreement=1.0),
     "int8": VariantGate(max_abs_logit_diff=0.5, max_prob_diff=0.05, min_argmax_agreement=1.0),
+    "bf16": VariantGate(max_abs_logit_diff=0.25, max_prob_diff=0.02, min_argmax_agreement=1.0),
 }
 
 
@@ -137,6 +151,13 @@ class VariantOptions:
                 f"float32, onnxruntime {onnxruntime.__version__} offline graph optimisation "
                 f"(level {self.optimization_level}) of model.onnx"
             )
+        if name == "bf16":
+            from verifier.engine.ov_session import openvino_version
+
+            return (
+                f"bf16 (OpenVINO {openvino_version()} CPU plugin, inference precision bf16: MatMuls on AMX or "
+                "AVX512-BF16) compiled model of model.onnx; compiled again from model.onnx on another CPU or OpenVINO"
+            )
         embeddings = {True: ", word-embedding Gather quantised", False: "", "auto": ", word-embedding Gather quantised if gated"}[
             self.quantize_embeddings
         ]
@@ -152,7 +173,7 @@ class VariantResult:
     """One variant after :func:`~verifier_export.variants.build_variants`.
 
     Attributes:
-        name: ``"optimized"`` or ``"int8"``.
+        name: ``"optimized"``, ``"int8"`` or ``"bf16"``.
         file: file name in the model directory.
         status: ``"built"`` (new or rebuilt), ``"kept"`` (already recorded and
             verified, left alone) or ``"failed"`` (gate missed; not recorded).

@@ -1,0 +1,202 @@
+"""The OpenVINO runtime and the ``bf16`` variant (issue: speed step 4, the CPU's matrix units).
+
+What is checked, against values computed independently of the engine:
+
+- the variant is recorded with both files it may run hashed, the runtime,
+  the precision and what it was compiled for (this CPU, this OpenVINO);
+- its probabilities are within its recorded parity bound of softmax(PyTorch
+  golden logits), and bit-identical to OpenVINO's own compile of ``model.onnx``
+  at bf16 (the ``openvino`` API called directly, not through the engine);
+- a pair's scores do not depend on the other pairs of its batch;
+- tampering with either file is refused; a compiled file made for another CPU
+  falls back to compiling the graph, saying so, with the same numbers here;
+- a CPU without bf16 is refused naming what it lacks; a missing extra names it;
+- the runtime stays torch-free; the CLI and ``info`` name what runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import TINY_BF16_GATE, bf16_or_skip
+from verifier.engine.golden import softmax
+from verifier.engine.manifest import sha256_file
+from verifier.engine.scorer import OnnxScorer
+from verifier.types import ClaimVerificationError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _golden(directory: Path) -> tuple[list[tuple[str, str]], np.ndarray]:
+    golden = json.loads((directory / "golden.json").read_text(encoding="utf-8"))
+    labels = golden["labels"]
+    pairs = [(row["premise"], row["hypothesis"]) for row in golden["pairs"]]
+    logits = np.array([row["logits"] for row in golden["pairs"]], dtype=np.float64)
+    order = [labels.index(name) for name in ("entailment", "contradiction", "neutral")]
+    return pairs, softmax(logits)[:, order]
+
+
+def _openvino_reference(directory: Path, pairs: list[tuple[str, str]]) -> np.ndarray:
+    """(entailment, contradiction, neutral) from OpenVINO's own bf16 compile of model.onnx, each pair alone."""
+    import openvino
+    from tokenizers import Tokenizer
+
+    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    tokenizer.enable_truncation(manifest["max_length"], strategy="longest_first")
+    compiled = openvino.Core().compile_model(str(directory / "model.onnx"), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    rows = []
+    for premise, hypothesis in pairs:
+        encoding = tokenizer.encode(premise, hypothesis)
+        ids = np.array([encoding.ids], dtype=np.int64)
+        logits = compiled({"input_ids": ids, "attention_mask": np.ones_like(ids)})[0].astype(np.float64)
+        rows.append(logits[0])
+    labels = manifest["labels"]
+    order = [labels.index(name) for name in ("entailment", "contradiction", "neutral")]
+    return softmax(np.array(rows))[:, order]
+
+
+def test_the_variant_records_both_files_its_runtime_and_what_it_was_compiled_for(tiny_bf16_dir: Path) -> None:
+    from verifier.engine.ov_session import compiled_fingerprint, cpu_capabilities
+
+    manifest = json.loads((tiny_bf16_dir / "manifest.json").read_text(encoding="utf-8"))
+    record = manifest["variants"]["bf16"]
+    assert record["file"] == "model.bf16.blob" and record["source_file"] == "model.onnx"
+    assert record["runtime"] == "openvino" and record["precision"] == "bf16"
+    assert record["compiled_for"] == compiled_fingerprint(cpu_capabilities())
+    for name in ("model.bf16.blob", "model.onnx"):
+        assert manifest["files"][name]["sha256"] == sha256_file(tiny_bf16_dir / name)
+    gate = record["parity"]
+    assert (gate["atol"], gate["max_prob_diff_gate"]) == (TINY_BF16_GATE["max_abs_logit_diff"], TINY_BF16_GATE["max_prob_diff"])
+    assert gate["passed"] and gate["argmax_agreement"] == 1.0
+
+
+def test_bf16_scores_are_openvinos_own_and_within_the_recorded_bound_of_pytorch(tiny_bf16_dir: Path) -> None:
+    pairs, reference = _golden(tiny_bf16_dir)
+    scorer = OnnxScorer(tiny_bf16_dir, variant="bf16")
+    probabilities = scorer.score(pairs)
+    assert scorer.providers == ("OpenVINO:CPU",)
+    recorded = json.loads((tiny_bf16_dir / "manifest.json").read_text())["variants"]["bf16"]["parity"]
+    assert np.abs(probabilities - reference).max() <= recorded["max_abs_prob_diff"] + 1e-9
+    assert np.abs(probabilities - reference).max() > 1e-6  # bf16 really ran: float32 is within ~1e-6 of PyTorch
+    np.testing.assert_array_equal(probabilities, _openvino_reference(tiny_bf16_dir, pairs))
+
+
+def test_a_pairs_bf16_scores_do_not_depend_on_its_batch(tiny_bf16_dir: Path) -> None:
+    """Alone, in one padded batch and in tiny batches: the same bits (what verify_many's 'identical to
+    verifying each claim alone' needs)."""
+    pairs, _ = _golden(tiny_bf16_dir)
+    batched = OnnxScorer(tiny_bf16_dir, variant="bf16").score(pairs)
+    small = OnnxScorer(tiny_bf16_dir, variant="bf16", max_batch_tokens=64).score(pairs)
+    alone = np.concatenate([OnnxScorer(tiny_bf16_dir, variant="bf16").score([pair]) for pair in pairs[:6]])
+    np.testing.assert_array_equal(batched, small)
+    np.testing.assert_array_equal(batched[:6], alone)
+
+
+def test_the_runtime_golden_recheck_passes_under_the_recorded_gate(tiny_bf16_dir: Path) -> None:
+    OnnxScorer(tiny_bf16_dir, variant="bf16", verify_golden=True).load()
+
+
+@pytest.mark.parametrize("name", ["model.bf16.blob", "model.onnx"])
+def test_a_tampered_file_is_refused(tiny_bf16_dir: Path, tmp_path: Path, name: str) -> None:
+    directory = Path(shutil.copytree(tiny_bf16_dir, tmp_path / "m"))
+    manifest = json.loads((directory / "manifest.json").read_text())
+    if name == "model.onnx":  # the graph is read only when the compiled file does not fit: make it not fit
+        manifest["variants"]["bf16"]["compiled_for"]["openvino"] = "0.0.0-elsewhere"
+        (directory / "manifest.json").write_text(json.dumps(manifest))
+    data = bytearray((directory / name).read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (directory / name).write_bytes(bytes(data))
+    with pytest.raises(ClaimVerificationError, match=f"does not match its manifest.*{name}: sha256"):
+        OnnxScorer(directory, variant="bf16").load()
+
+
+def test_a_compiled_file_made_elsewhere_falls_back_to_the_graph_saying_so(
+    tiny_bf16_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    directory = Path(shutil.copytree(tiny_bf16_dir, tmp_path / "m"))
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["variants"]["bf16"]["compiled_for"]["cpu_flags"] = "amx_tile,amx_bf16"
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    pairs, _ = _golden(directory)
+    with caplog.at_level(logging.WARNING, logger="verifier.engine"):
+        fallback = OnnxScorer(directory, variant="bf16").score(pairs)
+    assert any("compiled for cpu_flags amx_tile,amx_bf16" in r.getMessage() and "compiling model.onnx" in r.getMessage()
+               for r in caplog.records)
+    np.testing.assert_array_equal(fallback, OnnxScorer(tiny_bf16_dir, variant="bf16").score(pairs))
+
+
+def test_a_cpu_without_bf16_is_refused_naming_what_it_lacks() -> None:
+    from verifier.engine.ov_session import CpuCapabilities, check_precision
+
+    plain = CpuCapabilities(model_name="Old CPU", flags=("avx2",), openvino="2026.4", openvino_capabilities=("FP32", "INT8"))
+    with pytest.raises(ClaimVerificationError, match=r"needs a CPU with AMX-BF16 or AVX512-BF16; this one \(Old CPU; "
+                       r"OpenVINO capabilities FP32, INT8\) has neither: use the float32 model"):
+        check_precision("bf16", plain)
+    check_precision("f32", plain)
+    with pytest.raises(ValueError, match="inference precision must be one of"):
+        check_precision("fp8", plain)
+
+
+def test_onnxruntime_providers_are_refused_for_an_openvino_variant(tiny_bf16_dir: Path) -> None:
+    with pytest.raises(ClaimVerificationError, match=r"runs on OpenVINO's CPU plugin; execution providers \['CUDAExecutionProvider'\]"):
+        OnnxScorer(tiny_bf16_dir, variant="bf16", providers=["CUDAExecutionProvider"]).load()
+
+
+def test_without_openvino_the_error_names_the_extra(tiny_bf16_dir: Path) -> None:
+    code = (
+        "import sys; sys.modules['openvino'] = None\n"
+        "from pathlib import Path\n"
+        "from verifier.engine.scorer import OnnxScorer\n"
+        "from verifier.types import ClaimVerificationError\n"
+        f"try:\n    OnnxScorer(Path({str(tiny_bf16_dir)!r}), variant='bf16').load()\n"
+        "except ClaimVerificationError as exc:\n    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "this variant runs on OpenVINO, which is not installed: install the openvino extra" in out.stdout, out.stderr
+
+
+def test_the_bf16_runtime_imports_neither_torch_nor_transformers(tiny_bf16_dir: Path) -> None:
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom verifier.engine.scorer import OnnxScorer\n"
+        f"OnnxScorer(Path({str(tiny_bf16_dir)!r}), variant='bf16').score([('a b', 'c')])\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'optimum') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_cli_verifies_with_the_bf16_variant(tiny_bf16_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    claim, evidence = "The launch is Tuesday.", "The launch is on Tuesday."
+    argv = [sys.executable, "-m", "verifier", "verify", "--model-dir", str(tiny_bf16_dir), "--variant", "bf16",
+            "--claim", claim, "--evidence", evidence, "--json"]
+    out = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    scores = json.loads(out.stdout)["group_scores"][0]
+    expected = _openvino_reference(tiny_bf16_dir, [(evidence, claim)])[0]
+    assert (scores["entailment"], scores["contradiction"], scores["neutral"]) == tuple(expected)
+
+
+def test_the_export_command_builds_bf16_under_the_gate_asked_for(tiny_model_dir: Path, tmp_path: Path) -> None:
+    bf16_or_skip()
+    directory = Path(shutil.copytree(tiny_model_dir, tmp_path / "m"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "export.variants", str(directory), "--variants", "bf16",
+            "--bf16-max-prob-diff", "0.25", "--bf16-max-logit-diff", "2"]
+    out = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "bf16 (model.bf16.blob" in out.stdout and "-> PASS" in out.stdout
+    strict = subprocess.run([*argv[:5], "--bf16-max-prob-diff", "1e-9", "--overwrite-variants"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert strict.returncode == 3, strict.stderr  # the parity gate's exit status
+    assert "bf16: max |Δprob|" in strict.stderr and "> 1e-09" in strict.stderr

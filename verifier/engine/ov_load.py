@@ -1,0 +1,81 @@
+"""Loading an OpenVINO variant from a verified model directory: the compiled file, or its graph.
+
+A ``runtime="openvino"`` variant (docs/model-directory.md) records two files,
+both hashed in the manifest: ``file``, OpenVINO's exported compiled model, and
+``source_file``, the ONNX graph it was compiled from. :func:`open_openvino`
+imports ``file`` when it was compiled for this OpenVINO version and CPU
+(:func:`verifier.engine.ov_session.compiled_fingerprint`; about 0.2 s for
+DeBERTa-v3-base), else compiles ``source_file`` here (a few seconds) and logs
+why. Either way the bytes OpenVINO reads are the ones hashed
+(:meth:`verifier.engine.model_directory.ModelDirectory.verified_file`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Optional
+
+from .ov_session import CpuCapabilities, OpenVinoSession, check_precision, compile_onnx, compiled_fingerprint, cpu_capabilities, import_compiled
+from ..types import ClaimVerificationError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .manifest import VariantRecord
+    from .model_directory import ModelDirectory
+
+__all__ = ["open_openvino", "compiled_mismatch"]
+
+_LOG = logging.getLogger("verifier.engine")
+
+
+def compiled_mismatch(record: "VariantRecord", capabilities: CpuCapabilities) -> Optional[str]:
+    """Why ``record``'s compiled file cannot be imported here (``None``: it can), in words."""
+    here = compiled_fingerprint(capabilities)
+    made = record.compiled_for or {}
+    different = [f"{key} {made.get(key) or '?'} (here {here[key] or '?'})" for key in here if made.get(key) != here[key]]
+    return "compiled for " + ", ".join(different) if different else None
+
+
+def open_openvino(
+    directory: "ModelDirectory", record: "VariantRecord", *, threads: Optional[int] = None
+) -> OpenVinoSession:
+    """The OpenVINO session of variant ``record`` of ``directory``: its compiled file, or its graph compiled here.
+
+    Args:
+        directory: the opened, verified model directory (its variant is ``record``).
+        record: the variant's manifest record (``runtime="openvino"``).
+        threads: OpenVINO's ``INFERENCE_NUM_THREADS`` (``None``: one per core).
+
+    Raises:
+        ClaimVerificationError: OpenVINO is not installed; the CPU cannot run the
+            variant's precision (:func:`verifier.engine.ov_session.check_precision`);
+            a file does not match the manifest; the compiled file does not fit this
+            CPU and no graph is recorded; OpenVINO cannot compile the graph.
+    """
+    precision = record.precision or "bf16"
+    capabilities = cpu_capabilities()
+    check_precision(precision, capabilities)
+    why = compiled_mismatch(record, capabilities)
+    if why is None:
+        failure: Optional[ClaimVerificationError] = None
+        with directory.verified_file(record.file) as model:
+            try:
+                session = import_compiled(
+                    model, precision=precision, threads=threads, where=str(directory.path / record.file), capabilities=capabilities
+                )
+            except ClaimVerificationError as exc:  # decided after the digest check below
+                failure = exc
+        if failure is None:
+            return session
+        why = str(failure)
+    if record.source_file is None:
+        raise ClaimVerificationError(
+            f"{directory.path / record.file} cannot be used here ({why}) and the manifest records no graph to compile"
+        )
+    _LOG.warning(
+        "%s: %s; compiling %s with OpenVINO here instead (slower start; re-export the variant on this machine "
+        "for a fast one: docs/model-directory.md)", directory.path / record.file, why, record.source_file,
+    )
+    with directory.verified_file(record.source_file) as graph:
+        return compile_onnx(
+            graph, precision=precision, threads=threads, where=str(directory.path / record.source_file), capabilities=capabilities
+        )
