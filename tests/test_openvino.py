@@ -17,11 +17,13 @@ What is checked, against values computed independently of the engine:
 from __future__ import annotations
 
 import json
+import re
 import logging
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -46,14 +48,18 @@ def _golden(directory: Path) -> tuple[list[tuple[str, str]], np.ndarray]:
 
 
 def _openvino_reference(directory: Path, pairs: list[tuple[str, str]]) -> np.ndarray:
-    """(entailment, contradiction, neutral) from OpenVINO's own bf16 compile of model.onnx, each pair alone."""
+    """(entailment, contradiction, neutral) from OpenVINO's own bf16 compile of model.onnx with float16
+    weights, each pair alone (the openvino API directly, not the engine)."""
     import openvino
     from tokenizers import Tokenizer
 
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
     tokenizer.enable_truncation(manifest["max_length"], strategy="longest_first")
-    compiled = openvino.Core().compile_model(str(directory / "model.onnx"), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    core = openvino.Core()
+    with tempfile.TemporaryDirectory() as folder:  # the variant stores its weights as float16 (docs/performance.md)
+        openvino.save_model(core.read_model(str(directory / "model.onnx")), f"{folder}/m.xml", compress_to_fp16=True)
+        compiled = core.compile_model(core.read_model(f"{folder}/m.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
     rows = []
     for premise, hypothesis in pairs:
         encoding = tokenizer.encode(premise, hypothesis)
@@ -196,7 +202,7 @@ def test_the_export_command_builds_bf16_under_the_gate_asked_for(tiny_model_dir:
     out = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "bf16 (model.bf16.blob" in out.stdout and "-> PASS" in out.stdout
-    strict = subprocess.run([*argv[:5], "--bf16-max-prob-diff", "1e-9", "--overwrite-variants"],
+    strict = subprocess.run([*argv[:6], "--bf16-max-prob-diff", "1e-9", "--overwrite-variants"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert strict.returncode == 3, strict.stderr  # the parity gate's exit status
-    assert "bf16: max |Δprob|" in strict.stderr and "> 1e-09" in strict.stderr
+    assert re.search(r"bf16: max \|Δlogit\| [0-9.e-]+ > atol 2\.0|max \|Δprob\| [0-9.e-]+ > 1e-09", strict.stderr), strict.stderr

@@ -159,6 +159,13 @@ def format_manifest(model_dir: Path, manifest: Manifest) -> str:
         lines.append("variants:")
         for name, variant in sorted(manifest.variants.items()):
             lines.append(f"  {name}: {variant.file} ({variant.description})")
+            if variant.runtime != "onnxruntime":
+                made = variant.compiled_for or {}
+                lines.append(
+                    f"    runs on {variant.runtime} at {variant.precision or 'its default precision'}; compiled for "
+                    f"OpenVINO {made.get('openvino', '?')}, CPU flags {made.get('cpu_flags') or 'none'}; "
+                    f"graph {variant.source_file or 'none'}"
+                )
             lines += parity(variant.parity, "    ")
     if manifest.versions:
         lines.append("versions:  " + ", ".join(f"{k} {v}" for k, v in sorted(manifest.versions.items())))

@@ -13,9 +13,19 @@ why. Either way the bytes OpenVINO reads are the ones hashed
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Optional
 
-from .ov_session import CpuCapabilities, OpenVinoSession, check_precision, compile_onnx, compiled_fingerprint, cpu_capabilities, import_compiled
+from .ov_session import (
+    CpuCapabilities,
+    OpenVinoSession,
+    check_precision,
+    compile_onnx,
+    compiled_fingerprint,
+    cpu_capabilities,
+    import_compiled,
+    read_buffer,
+)
 from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -52,28 +62,31 @@ def open_openvino(
             CPU and no graph is recorded; OpenVINO cannot compile the graph.
     """
     precision = record.precision or "bf16"
-    capabilities = cpu_capabilities()
-    check_precision(precision, capabilities)
-    why = compiled_mismatch(record, capabilities)
-    if why is None:
-        failure: Optional[ClaimVerificationError] = None
+    where = str(directory.path / record.file)
+    failure: Optional[ClaimVerificationError] = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-openvino") as pool:
+        # importing openvino is ~0.3 s of Python; the file read below releases the GIL, so they overlap
+        pending = pool.submit(cpu_capabilities)
         with directory.verified_file(record.file) as model:
-            try:
-                session = import_compiled(
-                    model, precision=precision, threads=threads, where=str(directory.path / record.file), capabilities=capabilities
-                )
-            except ClaimVerificationError as exc:  # decided after the digest check below
-                failure = exc
-        if failure is None:
-            return session
+            buffer = read_buffer(model)
+            capabilities = pending.result()
+            check_precision(precision, capabilities)
+            why = compiled_mismatch(record, capabilities)
+            if why is None:
+                try:
+                    session = import_compiled(buffer, precision=precision, threads=threads, where=where, capabilities=capabilities)
+                except ClaimVerificationError as exc:  # decided after the digest check when the block ends
+                    failure = exc
+    if why is None and failure is None:
+        return session
+    if failure is not None:
         why = str(failure)
+    del buffer
     if record.source_file is None:
-        raise ClaimVerificationError(
-            f"{directory.path / record.file} cannot be used here ({why}) and the manifest records no graph to compile"
-        )
+        raise ClaimVerificationError(f"{where} cannot be used here ({why}) and the manifest records no graph to compile")
     _LOG.warning(
         "%s: %s; compiling %s with OpenVINO here instead (slower start; re-export the variant on this machine "
-        "for a fast one: docs/model-directory.md)", directory.path / record.file, why, record.source_file,
+        "for a fast one: docs/model-directory.md)", where, why, record.source_file,
     )
     with directory.verified_file(record.source_file) as graph:
         return compile_onnx(
