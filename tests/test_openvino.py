@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -34,6 +35,9 @@ from verifier.engine.golden import softmax
 from verifier.engine.manifest import sha256_file
 from verifier.engine.scorer import OnnxScorer
 from verifier.types import ClaimVerificationError
+
+if TYPE_CHECKING:
+    from verifier.engine.ov_session import CpuCapabilities
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -206,3 +210,46 @@ def test_the_export_command_builds_bf16_under_the_gate_asked_for(tiny_model_dir:
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert strict.returncode == 3, strict.stderr  # the parity gate's exit status
     assert re.search(r"bf16: max \|Δlogit\| [0-9.e-]+ > atol 2\.0|max \|Δprob\| [0-9.e-]+ > 1e-09", strict.stderr), strict.stderr
+
+
+def _caps(flags: tuple[str, ...], openvino: "str | None" = "2026.4.1", bf16: bool = True) -> "CpuCapabilities":
+    from verifier.engine.ov_session import CpuCapabilities
+
+    return CpuCapabilities(model_name="test CPU", flags=flags, openvino=openvino,
+                           openvino_capabilities=("BF16", "FP32", "INT8") if bf16 and openvino else ("FP32", "INT8"))
+
+
+def test_the_fastest_variant_follows_the_measured_ranking_and_what_can_run(tiny_bf16_dir: Path, tiny_int8_dir: Path) -> None:
+    from verifier.engine.choice import fastest_variant, runnable_variants
+    from verifier.engine.manifest import Manifest
+
+    both = Manifest.model_validate_json((tiny_bf16_dir / "manifest.json").read_bytes())
+    int8 = Manifest.model_validate_json((tiny_int8_dir / "manifest.json").read_bytes())
+    both = both.model_copy(update={"variants": {**both.variants, "int8": int8.variants["int8"]}})
+    amx, avx512, plain = _caps(("amx_tile", "amx_bf16", "avx512_bf16")), _caps(("avx512_bf16",)), _caps(("avx2",), bf16=False)
+    assert fastest_variant(both, amx)[0] == "bf16" and fastest_variant(both, avx512)[0] == "bf16"
+    assert fastest_variant(both, plain)[0] == "int8"
+    assert fastest_variant(both, _caps(("amx_bf16",), openvino=None))[0] == "int8"  # bf16 recorded, OpenVINO missing
+    assert fastest_variant(int8, amx)[0] == "int8"
+    assert fastest_variant(Manifest.model_validate_json((tiny_bf16_dir / "manifest.json").read_bytes()), plain) == (
+        None, "no bf16 here: dynamic int8 is fastest (integer dot products), then float32; no faster variant is "
+        "recorded (python -m export --output DIR --variants ...)")
+    assert runnable_variants(both, plain) == {None: None, "bf16": "this CPU has neither AMX-BF16 nor AVX512-BF16", "int8": None}
+    assert runnable_variants(both, _caps(("avx2",), openvino=None))["bf16"] == "OpenVINO is not installed (the openvino extra)"
+
+
+def test_info_says_what_this_cpu_can_run(tiny_bf16_dir: Path) -> None:
+    flags: set[str] = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    out = subprocess.run([sys.executable, "-m", "verifier", "info", "--model-dir", str(tiny_bf16_dir)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    section = out.stdout[out.stdout.index("this CPU:"):]
+    listed = section.splitlines()[2].split(":", 1)[1].strip().split(", ")
+    assert set(listed) == flags & {"amx_tile", "amx_bf16", "amx_int8", "avx512_bf16", "avx512_vnni", "avx_vnni", "avx512f", "avx2"}
+    assert "  bf16: runs here" in section and "  float32 (no variant): runs here" in section
+    assert "fastest gated variant here: bf16 (" in section
+    assert "runs on openvino at bf16; compiled for OpenVINO" in out.stdout

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..engine.manifest import Manifest
+from ..engine.ov_session import CPU_FLAGS, CpuCapabilities
 from ..messages import printable
 from ..types import ClaimEvidence, ClaimVerification, ClaimVerificationStatus
 
@@ -169,6 +170,28 @@ def format_manifest(model_dir: Path, manifest: Manifest) -> str:
             lines += parity(variant.parity, "    ")
     if manifest.versions:
         lines.append("versions:  " + ", ".join(f"{k} {v}" for k, v in sorted(manifest.versions.items())))
+    return "\n".join(lines)
+
+
+def format_cpu(manifest: Manifest, capabilities: CpuCapabilities) -> str:
+    """What this CPU can run of ``manifest``'s variants and which is expected fastest (``info``)."""
+    from ..engine.choice import fastest_variant, runnable_variants
+
+    flags = ", ".join(capabilities.flags) or "none of " + ", ".join(CPU_FLAGS)
+    openvino = (
+        f"OpenVINO {capabilities.openvino} (CPU plugin: {', '.join(capabilities.openvino_capabilities) or '?'})"
+        if capabilities.openvino else "OpenVINO not installed (the openvino extra runs the bf16 variant)"
+    )
+    lines = [
+        "this CPU:",
+        f"  {capabilities.model_name or 'unknown model'}; matrix units: {capabilities.matrix_units}",
+        f"  flags: {flags}",
+        f"  {openvino}",
+    ]
+    for name, why in runnable_variants(manifest, capabilities).items():
+        lines.append(f"  {name or 'float32 (no variant)'}: {'runs here' if why is None else 'cannot run here: ' + why}")
+    best, reason = fastest_variant(manifest, capabilities)
+    lines.append(f"  fastest gated variant here: {best or 'float32 (no variant)'} ({reason}; docs/performance.md)")
     return "\n".join(lines)
 
 

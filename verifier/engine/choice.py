@@ -1,0 +1,65 @@
+"""Which gated variant of a model directory runs fastest on this CPU, and which can run here at all.
+
+The ranking is measured, not derived: per-batch times of DeBERTa-v3-base (16 x 96
+tokens, interleaved in one process) on the CPU kinds this project runs on, in
+docs/performance.md ("Which variant on which CPU"):
+
+- AMX (Intel Xeon, AMX-BF16/INT8): OpenVINO bf16 4.8x onnxruntime float32,
+  onnxruntime dynamic int8 3.0x -> ``bf16``, then ``int8``;
+- AVX512-BF16 without AMX (AMD EPYC): int8 and bf16 within ~10 % of each other
+  (both ~3x float32); bf16 has a third of int8's probability error -> ``bf16``
+  when recorded (the accuracy is worth the margin), else ``int8``;
+- otherwise: ``int8`` (VNNI or AVX2 integer dot products), then float32.
+
+``optimized`` is float32 re-arranged (the same arithmetic, a faster load), so it
+ranks with float32. :func:`runnable_variants` says why a recorded variant cannot
+run here (OpenVINO missing, no bf16 in this CPU).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .manifest import Manifest
+from .ov_session import CpuCapabilities
+
+__all__ = ["runnable_variants", "fastest_variant"]
+
+
+def runnable_variants(manifest: Manifest, capabilities: CpuCapabilities) -> dict[Optional[str], Optional[str]]:
+    """Every gated variant of ``manifest`` (``None``: the float32 ``model_file``) -> why it cannot run here (``None``: it can)."""
+    result: dict[Optional[str], Optional[str]] = {None: None if manifest.parity.passed else "its parity gate failed"}
+    for name, record in sorted(manifest.variants.items()):
+        why: Optional[str] = None
+        if not record.parity.passed:
+            why = "its parity gate failed"
+        elif record.runtime == "openvino":
+            if capabilities.openvino is None:
+                why = "OpenVINO is not installed (the openvino extra)"
+            elif record.precision == "bf16" and not capabilities.bf16:
+                why = "this CPU has neither AMX-BF16 nor AVX512-BF16"
+        result[name] = why
+    return result
+
+
+def fastest_variant(manifest: Manifest, capabilities: CpuCapabilities) -> tuple[Optional[str], str]:
+    """The gated variant expected to run fastest here (``None``: the float32 model) and why, in words.
+
+    The order is the module docstring's, from measurements in docs/performance.md.
+    """
+    usable = {name for name, why in runnable_variants(manifest, capabilities).items() if why is None}
+    if "amx_bf16" in capabilities.flags:
+        order, reason = ["bf16", "int8"], "AMX: bf16 on the tiles is fastest (4.8x float32), then dynamic int8 (3.0x)"
+    elif capabilities.bf16:
+        order, reason = ["bf16", "int8"], (
+            "AVX512-BF16 without AMX: bf16 and int8 run within ~10 % of each other (~3x float32); bf16 has a third "
+            "of int8's error"
+        )
+    else:
+        order, reason = ["int8"], "no bf16 here: dynamic int8 is fastest (integer dot products), then float32"
+    for name in order:
+        if name in usable:
+            return name, reason
+    if "optimized" in usable:
+        return "optimized", reason + "; no faster variant is recorded: the optimized float32 graph loads fastest"
+    return None, reason + "; no faster variant is recorded (python -m export --output DIR --variants ...)"
