@@ -9,9 +9,9 @@ one per verifier, and lets them take turns claim by claim on the same claims:
   model's Hugging Face directory through ``ClaimVerificationConfig(model=<that
   directory>, revision=<this project's revision string>)`` (a local directory:
   ``revision`` is not resolved, PRME's ``resolved_revision`` is ``None``);
-* ``ours-fp32`` / ``ours-int8`` -- :class:`verifier.ClaimVerifier.from_model_dir` on the
+* ``ours-fp32`` / ``ours-int8`` / ``ours-bf16`` -- :class:`verifier.ClaimVerifier.from_model_dir` on the
   export of the same weights (``models/bench-deberta-v3-base-random/onnx-span``,
-  float32 and its ``int8`` variant).
+  float32, its ``int8`` variant and its OpenVINO ``bf16`` variant, when built).
 
 Claims: ``--claims`` claims x 8 passages of workload (c) (memory-style notes,
 :mod:`bench.workloads`) or (e) (encyclopedia-style, ``--texts e``). The model's
@@ -192,7 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--texts", choices=("c", "e"), default="c", help="c: memory-style notes (default); e: encyclopedia")
     parser.add_argument("--chunk", type=int, default=8, help="claims per many-claims / concurrent chunk (default 8)")
     parser.add_argument("--threads", type=int, default=2, help="threads for every side (default 2)")
-    parser.add_argument("--sides", default=",".join(SIDES), help=f"comma-separated from {','.join(SIDES)}")
+    parser.add_argument(
+        "--sides", default=None,
+        help=f"comma-separated from {','.join(SIDES)} (default: all whose variant the bench model has)",
+    )
     parser.add_argument("--phases", default="sequential,many,async,lag", help="comma-separated: sequential,many,async,lag")
     parser.add_argument("--lag-claims", type=int, default=4, help="claims verified while the loop lag is measured (default 4)")
     parser.add_argument("--concurrent-reps", type=int, default=1, help="passes over the 8-claim chunks, concurrent vs sync (default 1)")
@@ -215,7 +218,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.quick:
         args.claims, args.chunk, args.lag_claims = 4, 4, 2
-    sides = [side.strip() for side in args.sides.split(",") if side.strip()]
+    sides = [side.strip() for side in (args.sides or ",".join(SIDES)).split(",") if side.strip()]
     phases = {phase.strip() for phase in args.phases.split(",") if phase.strip()}
     unknown = sorted(side for side in sides if split_side(side)[0] not in SIDES)
     if unknown:
@@ -233,8 +236,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(problem, file=sys.stderr)
             return 2
     manifest = json.loads((our_dir / "manifest.json").read_text(encoding="utf-8"))
+    if args.sides is None:  # the default: every side the model can run (bf16 is built only when asked for)
+        sides = [side for side in sides if not side.startswith("ours-") or side == "ours-fp32"
+                 or side.removeprefix("ours-") in manifest.get("variants", {})]
     if "ours-int8" in sides and "int8" not in manifest.get("variants", {}):
         print(f"{our_dir} has no int8 variant: run `.venv/bin/python -m bench build --span`", file=sys.stderr)
+        return 2
+    if "ours-bf16" in sides and "bf16" not in manifest.get("variants", {}):
+        print(f"{our_dir} has no bf16 variant: run `.venv/bin/python -m export.variants {our_dir} --variants bf16` "
+              "(the openvino extra)", file=sys.stderr)
         return 2
 
     from verifier import ClaimVerifier
@@ -260,6 +270,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "prme": [str(python), "-m", "bench.e2e_worker", "--side", "prme", "--model", prme_model, "--revision", prme_revision],
         "ours-fp32": [sys.executable, "-m", "bench.e2e_worker", "--side", "ours", "--model", str(our_dir)],
         "ours-int8": [sys.executable, "-m", "bench.e2e_worker", "--side", "ours", "--model", str(our_dir), "--variant", "int8"],
+        "ours-bf16": [sys.executable, "-m", "bench.e2e_worker", "--side", "ours", "--model", str(our_dir), "--variant", "bf16"],
     }
     for key in sides:
         base, suffix = split_side(key)
@@ -358,6 +369,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 run["agreement"] = {key: agreement(per["prme"], per[key]) for key in keys if key != "prme"}
             if "ours-fp32" in per and "ours-int8" in per:
                 run["agreement_int8_vs_fp32"] = agreement(per["ours-fp32"], per["ours-int8"])
+            if "ours-fp32" in per and "ours-bf16" in per:
+                run["agreement_bf16_vs_fp32"] = agreement(per["ours-fp32"], per["ours-bf16"])
             save_partial()
 
         if "many" in phases:

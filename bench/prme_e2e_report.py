@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 __all__ = ["SIDES", "NOSPIN", "VARIANT_SUFFIXES", "split_side", "percentile", "summary", "agreement", "render_markdown"]
 
 #: Every worker key, in report order.
-SIDES = ("prme", "ours-fp32", "ours-int8")
+SIDES = ("prme", "ours-fp32", "ours-int8", "ours-bf16")
 #: Suffix of an extra side of ours with onnxruntime's spinning off (``ours-fp32-nospin``):
 #: ``session.intra_op.allow_spinning=0``, for an A/B of the spin setting in the same run.
 NOSPIN = "-nospin"

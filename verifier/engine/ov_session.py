@@ -369,7 +369,7 @@ def compile_onnx(
             graph = _fp16_weights(core, graph)
         compiled = core.compile_model(graph, "CPU", _properties(precision, threads))
     except Exception as exc:  # OpenVINO raises RuntimeError and its own subclasses
-        raise ClaimVerificationError(f"OpenVINO cannot compile {where}: {' '.join(str(exc).split())[:500]}") from exc
+        raise ClaimVerificationError(f"OpenVINO cannot compile {where}: {' '.join(str(exc).split())[:2000]}") from exc
     return OpenVinoSession(compiled, precision=precision, origin="onnx")
 
 

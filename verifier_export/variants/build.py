@@ -136,8 +136,13 @@ def _build_file(name: str, source: Path, target: Path, options: VariantOptions) 
             _write_bf16(source, target)
         else:
             _write_int8(source, target, options)
-    except Exception as exc:  # onnxruntime / onnx raise assorted Exception subclasses
+    except Exception as exc:  # onnxruntime / onnx / OpenVINO raise assorted Exception subclasses
         detail = str(exc) if isinstance(exc, ExportError) else f"{type(exc).__name__}: {exc}"
+        if name == "bf16" and "If operation with dynamic rank" in detail:
+            detail += (
+                " (DeBERTa's stock graph has a dynamic-rank If that OpenVINO's CPU plugin cannot compile: "
+                "export with --attention span, the default)"
+            )
         raise ExportError(f"building variant {name!r} from {source} failed: {detail}") from exc
 
 
