@@ -212,6 +212,9 @@ class RuntimeOptions(BaseModel):
             ``None`` (default): no store. Bypassed, with a logged warning, for a graph whose
             scores depend on the batch (dynamic int8 with ``padding="batched"``).
         score_cache_max_rows: the store's bound in rows; the least recently used go first.
+        score_cache_key: the file holding the store's secret key (rows are authenticated with
+            HMAC-SHA256 under it; it must exist). ``None`` (default): ``score_cache`` + ``.key``
+            beside the store, created with mode 0600 when missing.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -234,6 +237,7 @@ class RuntimeOptions(BaseModel):
     padding: Padding = "batched"
     score_cache: Optional[Path] = None
     score_cache_max_rows: Annotated[int, Field(ge=1, le=1 << 40, strict=True)] = DEFAULT_SCORE_CACHE_MAX_ROWS
+    score_cache_key: Optional[Path] = None
 
     @field_validator("intra_op_num_threads", "inter_op_num_threads")
     @classmethod

@@ -6,7 +6,8 @@ inside :class:`verifier.engine.scorer.OnnxScorer` between tokenization and onnxr
 logits are inserted, and the call's logits are assembled in caller order before the one softmax,
 so a hit goes through exactly the arithmetic of a miss and results are byte-identical.
 
-Stored: the float32 logits (12 raw bytes, model label order) with a per-row checksum, under
+Stored: the float32 logits (12 raw bytes, model label order) and whether the pair was truncated
+(1 byte), authenticated by an HMAC-SHA256 under a secret key (:mod:`verifier.engine.store_key`), under
 ``sha256(context ‖ len ‖ premise ‖ len ‖ hypothesis)``; ``context`` digests everything else that
 can change the bits (:func:`score_context`). Reused only where a pair's bits do not depend on its
 batch (:func:`store_bypass_reason`); otherwise bypassed with a warning.
@@ -14,12 +15,14 @@ batch (:func:`store_bypass_reason`); otherwise bypassed with a warning.
 The file (:class:`ScoreStore`): SQLite, WAL, busy timeout, several processes on one machine; a
 ``store_format`` table with magic and version rows (anything else: :class:`ScoreStoreError`
 naming the path); at most ``max_rows`` rows, least recently used evicted first. A row failing its
-checksum is a miss plus a warning; a database error while running is logged and skipped.
+MAC (written without this key: edited, or by a verifier before the MAC) is a miss plus a warning;
+a database error while running is logged and skipped.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -30,7 +33,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -38,15 +41,15 @@ from .batching import BatchedLogits
 from .manifest import TOKENIZER_NAME
 from .tokenization import TRUNCATION
 from .session import effective_config_entries
+from .store_key import MAC_BYTES, ScoreStoreError, default_key_path, load_key, row_mac
 from ..options import DEFAULT_SCORE_CACHE_MAX_ROWS
-from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .loaded import LoadedModel, SessionSettings
 
 __all__ = [
     "FORMAT_MAGIC", "FORMAT_VERSION", "DEFAULT_MAX_ROWS", "DEFAULT_BUSY_TIMEOUT_S", "ScoreStoreError",
-    "ScoreStore", "StoreCall", "StoredLogits", "StoreSettings", "attach_store", "score_context", "context_digest", "pair_keys", "store_bypass_reason",
+    "ScoreStore", "Lookup", "default_key_path", "StoreCall", "StoredLogits", "StoreSettings", "attach_store", "score_context", "context_digest", "pair_keys", "store_bypass_reason",
 ]
 
 _LOG = logging.getLogger("verifier.engine")
@@ -62,20 +65,17 @@ DEFAULT_BUSY_TIMEOUT_S = 10.0
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _WIDTH = 3  # logits per row
-_ROW_BYTES = 4 * _WIDTH
+_ROW_BYTES = 4 * _WIDTH + 1  # the logits, then 1 byte: 1 if the pair was truncated, else 0
 _CHUNK = 500  # keys per SELECT (well under SQLite's variable limit)
 _SCHEMA = (
     "CREATE TABLE store_format (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # seq: renewed on use; rows with seq <= max(seq) - max_rows are evicted. key: sha256 of the pair
-    # in its context; logits: 3 float32 little-endian; checksum: sha256(key || logits)[:8].
+    # in its context; logits: 3 float32 little-endian then a truncation byte (0/1); checksum:
+    # HMAC-SHA256(secret key, key || logits) (store_key.py; rows of the old sha256(key || logits)[:8] are misses).
     "CREATE TABLE scores (seq INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, logits BLOB NOT NULL, "
     "checksum BLOB NOT NULL)",
 )
 _COLUMNS = ("seq", "key", "logits", "checksum")
-
-
-class ScoreStoreError(ClaimVerificationError):
-    """The score store file cannot be used: not SQLite, another schema or version, unreadable or unwritable."""
 
 
 # ---------------------------------------------------------------- keys
@@ -177,11 +177,17 @@ def store_bypass_reason(loaded: "LoadedModel", *, variant: Optional[str], paddin
     )
 
 
-def _checksum(key: bytes, logits: bytes) -> bytes:
-    return hashlib.sha256(key + logits).digest()[:8]
-
-
 # ---------------------------------------------------------------- the file
+
+
+class Lookup(NamedTuple):
+    """What :meth:`ScoreStore.get` found for ``n`` keys."""
+
+    found: np.ndarray  #: bool (n,): the key has a valid row
+    logits: np.ndarray  #: float32 (n, 3), model label order (zeros where not found)
+    truncated: np.ndarray  #: bool (n,): the pair was cut to the maximum length when it was scored
+    stale: list[int]  #: indices of found rows in the older half of the window (to renew)
+    rejected: int  #: rows that failed their MAC, size, type or finiteness (misses, logged)
 
 
 class ScoreStore:
@@ -195,14 +201,19 @@ class ScoreStore:
             directory must exist).
         max_rows: most rows kept (≥ 1; default :data:`DEFAULT_MAX_ROWS`).
         busy_timeout_s: how long an operation waits for another process's write.
+        key_file: the secret key rows are authenticated with (must exist); ``None``:
+            ``PATH.key`` beside the store, created (0600) when missing
+            (:func:`verifier.engine.store_key.load_key`).
 
     Raises:
         ValueError: an argument out of range.
-        ScoreStoreError: the file is not a score store of this version, or cannot be opened.
+        ScoreStoreError: the file is not a score store of this version, or cannot be opened;
+            the key file is missing (given), unreadable or too short.
     """
 
     def __init__(self, path: "str | os.PathLike[str]", *, max_rows: int = DEFAULT_MAX_ROWS,
-                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+                 key_file: "str | os.PathLike[str] | None" = None) -> None:
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
             raise ValueError(f"max_rows must be an integer >= 1, got {max_rows!r}")
         if not busy_timeout_s > 0:
@@ -213,6 +224,11 @@ class ScoreStore:
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._conn = self._open()
+        try:
+            self._key, self.key_file = load_key(self.path, Path(key_file) if key_file is not None else None)
+        except BaseException:
+            self._conn.close()
+            raise
 
     def __repr__(self) -> str:
         return f"ScoreStore({str(self.path)!r}, max_rows={self.max_rows})"
@@ -297,20 +313,21 @@ class ScoreStore:
 
     # ------------------------------------------------------------------ rows
 
-    def get(self, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, list[int], int]:
+    def get(self, keys: Sequence[bytes]) -> "Lookup":
         """Look ``keys`` up.
 
         Returns:
-            ``(found, logits, stale, rejected)``: a bool mask per key, float32
-            ``(n, 3)`` logits (rows where ``found``), the indices of found rows
-            in the older half of the window (to renew with :meth:`put`), and
-            how many rows failed their checksum (not found, logged).
+            A :class:`Lookup`: a bool mask per key, float32 ``(n, 3)`` logits and
+            bool truncation flags (rows where ``found``), the indices of found rows
+            in the older half of the window (to renew with :meth:`put`), and how
+            many rows failed their MAC, size, type or finiteness (not found, logged).
 
         Raises:
             sqlite3.Error: the database failed (callers treat it as all misses).
         """
         found = np.zeros(len(keys), dtype=bool)
         logits = np.zeros((len(keys), _WIDTH), dtype=np.float32)
+        truncated = np.zeros(len(keys), dtype=bool)
         position = {key: index for index, key in enumerate(keys)}
         stale: list[int] = []
         rejected = 0
@@ -325,23 +342,35 @@ class ScoreStore:
                     index = position.get(bytes(key))
                     if index is None:  # pragma: no cover - SQLite returns only what was asked
                         continue
-                    # A damaged row (a value of another SQLite type, a wrong length or checksum) is a miss.
+                    # A row written without this key (forged, edited, or by a verifier before the MAC),
+                    # of another SQLite type or length, or not finite is a miss.
                     typed = isinstance(blob, bytes) and isinstance(checksum, bytes) and type(seq) is int
-                    row = np.frombuffer(blob, dtype="<f4") if typed and len(blob) == _ROW_BYTES else None
-                    if row is None or checksum != _checksum(bytes(key), blob) or not np.isfinite(row).all():
+                    sized = typed and len(blob) == _ROW_BYTES and len(checksum) == MAC_BYTES
+                    if not sized or not hmac.compare_digest(checksum, row_mac(self._key, bytes(key), blob)):
+                        rejected += 1
+                        continue
+                    row = np.frombuffer(blob, dtype="<f4", count=_WIDTH)
+                    if not np.isfinite(row).all() or blob[-1] not in (0, 1):
                         rejected += 1
                         continue
                     found[index] = True
                     logits[index] = row
+                    truncated[index] = blob[-1] == 1
                     if int(seq) <= renew_below:
                         stale.append(index)
         if rejected:
-            _LOG.warning("score store %s: %d rows failed their checksum; rescored and rewritten", self.path, rejected)
-        return found, logits, stale, rejected
+            _LOG.warning(
+                "score store %s: %d rows failed their MAC (written without the key %s: edited, forged or from a "
+                "verifier before the MAC) or their size; rescored and rewritten", self.path, rejected, self.key_file,
+            )
+        return Lookup(found, logits, truncated, stale, rejected)
 
-    def put(self, keys: Sequence[bytes], logits: np.ndarray, renew: Sequence[bytes] = ()) -> int:
+    def put(self, keys: Sequence[bytes], logits: np.ndarray, renew: Sequence[bytes] = (),
+            truncated: "Sequence[bool] | np.ndarray | None" = None) -> int:
         """Insert (or overwrite) ``keys`` with float32 ``logits`` (n, 3), renew ``renew``, evict beyond ``max_rows``.
 
+        ``truncated``: per key, whether the pair was cut to the model's maximum length (default
+        none), read back by :meth:`get` so a warm run reports truncation as a cold one.
         One write transaction. Returns the number of rows evicted.
 
         Raises:
@@ -350,6 +379,9 @@ class ScoreStore:
         values = np.ascontiguousarray(logits, dtype="<f4").reshape(-1, _WIDTH)
         if len(values) != len(keys):
             raise ValueError(f"{len(keys)} keys but {len(values)} logit rows")
+        flags = np.zeros(len(keys), dtype=bool) if truncated is None else np.asarray(truncated, dtype=bool).reshape(-1)
+        if len(flags) != len(keys):
+            raise ValueError(f"{len(keys)} keys but {len(flags)} truncation flags")
         if not len(keys) and not renew:
             return 0
         with self._lock:
@@ -358,10 +390,10 @@ class ScoreStore:
             try:
                 seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM scores").fetchone()[0])
                 rows = []
-                for key, row in zip(keys, values):
-                    blob = row.tobytes()
+                for key, row, flag in zip(keys, values, flags):
+                    blob = row.tobytes() + (b"\x01" if flag else b"\x00")
                     seq += 1
-                    rows.append((seq, key, blob, _checksum(key, blob)))
+                    rows.append((seq, key, blob, row_mac(self._key, key, blob)))
                 conn.executemany(
                     "INSERT INTO scores (seq, key, logits, checksum) VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE "
                     "SET seq = excluded.seq, logits = excluded.logits, checksum = excluded.checksum",
@@ -402,12 +434,14 @@ _STORE_FAILURES = (sqlite3.Error, OverflowError)
 
 @dataclass(frozen=True)
 class StoreCall:
-    """What the store did for one scorer call (distinct pairs): served, run, rejected, failed operations."""
+    """What the store did for one scorer call (distinct pairs): served, run, rejected, failed operations,
+    and how many of the served pairs had been truncated when they were scored."""
 
     hits: int = 0
     misses: int = 0
     rejected: int = 0
     errors: int = 0
+    truncated_hits: int = 0
 
 
 class StoredLogits:
@@ -427,34 +461,41 @@ class StoredLogits:
         keys = pair_keys(self.context, pairs)
         errors = 0
         try:
-            found, logits, stale, rejected = self.store.get(keys)
+            found, logits, flags, stale, rejected = self.store.get(keys)
+            truncated_hits = int(flags[found].sum())
         except _STORE_FAILURES as exc:
             _LOG.warning("score store %s: lookup failed (%s); scoring without it", self.store.path, exc)
             found, logits, stale, rejected, errors = np.zeros(len(keys), dtype=bool), None, [], 0, 1
+            truncated_hits = 0
         misses = [index for index in range(len(keys)) if not found[index]]
         if misses:
             ran = run(misses)
         else:
-            ran = BatchedLogits(np.zeros((0, _WIDTH), dtype=np.float32), 0, 0, 0, 0)
+            ran = BatchedLogits(np.zeros((0, _WIDTH), dtype=np.float32), 0, 0, 0, 0, np.zeros(0, dtype=bool))
         if logits is None:
             logits = ran.logits
         elif misses:
             logits[misses] = ran.logits
         if errors == 0 and (misses or stale):
             try:
-                self.store.put([keys[i] for i in misses], ran.logits, renew=[keys[i] for i in stale])
+                self.store.put([keys[i] for i in misses], ran.logits, renew=[keys[i] for i in stale],
+                               truncated=ran.overflowing)
             except _STORE_FAILURES as exc:
                 _LOG.warning("score store %s: insert failed (%s); these scores are not stored", self.store.path, exc)
                 errors += 1
-        return logits, ran, StoreCall(hits=len(keys) - len(misses), misses=len(misses), rejected=rejected, errors=errors)
+        call = StoreCall(hits=len(keys) - len(misses), misses=len(misses), rejected=rejected, errors=errors,
+                         truncated_hits=truncated_hits)
+        return logits, ran, call
 
 
 @dataclass(frozen=True)
 class StoreSettings:
-    """Where the score store lives and how big it may grow (``RuntimeOptions.score_cache``/``score_cache_max_rows``)."""
+    """Where the score store lives, how big it may grow and its key file (``RuntimeOptions.score_cache``,
+    ``score_cache_max_rows``, ``score_cache_key``; ``key_file=None``: ``PATH.key`` beside it)."""
 
     path: Path
     max_rows: int = DEFAULT_MAX_ROWS
+    key_file: Optional[Path] = None
 
 
 def attach_store(
@@ -467,7 +508,7 @@ def attach_store(
     Raises:
         ScoreStoreError: the file is not a score store of this version, or cannot be opened.
     """
-    store = ScoreStore(settings.path, max_rows=settings.max_rows)
+    store = ScoreStore(settings.path, max_rows=settings.max_rows, key_file=settings.key_file)
     reason = store_bypass_reason(loaded, variant=variant, padding=padding)
     if reason is not None:
         store.close()

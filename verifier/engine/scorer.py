@@ -116,6 +116,8 @@ class OnnxScorer(ModelHandle):
         score_cache: a persistent score store file (docs/score-store.md; ``None``: none): distinct
             pairs already scored by this engine configuration are not run again. Opened at load.
         score_cache_max_rows: the store's bound in rows (least recently used rows go first).
+        score_cache_key: the store's secret key file (must exist; ``None``: ``score_cache`` + ``.key``,
+            created 0600 when missing); rows are authenticated with HMAC-SHA256 under it.
         missing_hint: appended to the load error when ``model_dir`` does not exist (``from_options``
             passes where the default lookup looked, :func:`verifier.options.describe_lookup`).
 
@@ -151,6 +153,7 @@ class OnnxScorer(ModelHandle):
         enable_mem_pattern: bool = False,
         score_cache: Optional[Path] = None,
         score_cache_max_rows: int = DEFAULT_MAX_ROWS,
+        score_cache_key: Optional[Path] = None,
         missing_hint: str = "",
     ) -> None:
         if padding not in PADDING_LAYOUTS:
@@ -188,7 +191,11 @@ class OnnxScorer(ModelHandle):
             expected_model=expected_model,
             expected_revision=expected_revision,
             padding=padding,
-            score_cache=StoreSettings(Path(score_cache), int(score_cache_max_rows)) if score_cache is not None else None,
+            score_cache=(
+                StoreSettings(Path(score_cache), int(score_cache_max_rows),
+                              Path(score_cache_key) if score_cache_key is not None else None)
+                if score_cache is not None else None
+            ),
             missing_hint=missing_hint,
         )
 
@@ -241,6 +248,7 @@ class OnnxScorer(ModelHandle):
             enable_mem_pattern=options.enable_mem_pattern,
             score_cache=options.score_cache,
             score_cache_max_rows=options.score_cache_max_rows,
+            score_cache_key=options.score_cache_key,
             missing_hint=(
                 missing_hint if missing_hint is not None
                 else describe_lookup(model, revision) if options.model_dir is None else ""
@@ -320,12 +328,13 @@ class OnnxScorer(ModelHandle):
             logits, run, call = store.logits(
                 list(first_seen), lambda misses: loaded.run_encoded([unique[i] for i in misses], self._batching)
             )
-            counts = (call.hits, call.misses, call.rejected, call.errors)
+            counts, stored_truncated = (call.hits, call.misses, call.rejected, call.errors), call.truncated_hits
         else:
             run = loaded.run_encoded(unique, self._batching)
-            logits = run.logits
+            logits, stored_truncated = run.logits, 0
         with self._stats_lock:
-            self._stats = self._stats.plus(pairs=len(encoded), unique_pairs=len(unique), run=run, store=counts)
+            self._stats = self._stats.plus(pairs=len(encoded), unique_pairs=len(unique), run=run, store=counts,
+                                           stored_truncated=stored_truncated)
         if not len(encoded):
             return np.zeros((0, len(OUTPUT_LABELS)), dtype=np.float64), run
         return stable_softmax(logits[inverse])[:, loaded.directory.permutation], run
@@ -360,13 +369,14 @@ class OnnxScorer(ModelHandle):
         store, counts = self._store, (0, 0, 0, 0)
         if store is not None:
             found, run, call = store.logits(unique, lambda misses: loaded.run([unique[i] for i in misses], self._batching))
-            counts = (call.hits, call.misses, call.rejected, call.errors)
+            counts, stored_truncated = (call.hits, call.misses, call.rejected, call.errors), call.truncated_hits
         else:
             run = loaded.run(unique, self._batching)
-            found = run.logits
+            found, stored_truncated = run.logits, 0
         logits = found[inverse] if len(unique) != len(checked) else found
         with self._stats_lock:
-            self._stats = self._stats.plus(pairs=len(checked), unique_pairs=len(unique), run=run, store=counts)
+            self._stats = self._stats.plus(pairs=len(checked), unique_pairs=len(unique), run=run, store=counts,
+                                           stored_truncated=stored_truncated)
         if _LOG.isEnabledFor(logging.DEBUG):
             _LOG.debug(
                 "scored %d pairs (%d unique) in %d batches: %d real tokens, %d padded, %d truncated",
