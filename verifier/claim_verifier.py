@@ -315,7 +315,8 @@ class ClaimVerifier:
     def _bundle_evidence(self, bundle: "BundleInput", evidence_refs: Optional[Sequence[str]]) -> tuple[ClaimEvidence, ...]:
         from .decision.bundle import bundle_evidence
 
-        return bundle_evidence(bundle, evidence_refs, max_evidence=self.config.max_evidence)
+        return bundle_evidence(bundle, evidence_refs, max_evidence=self.config.max_evidence,
+                               max_candidates=self.runtime.limits.max_bundle_candidates)
 
     @staticmethod
     def bundle_evidence(

@@ -161,6 +161,9 @@ class InputLimits(BaseModel):
         max_reference_chars: characters in one evidence reference (default 1,000).
         max_request_bytes: bytes of one input line or request body, for the
             command line and the server (default 16 MiB).
+        max_bundle_candidates: candidates read from one bundle, cited or not (default
+            10,000): a library caller's ``MemoryBundle`` may hold generators, read only up
+            to this (``max_evidence`` bounds the passages among them).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -169,6 +172,7 @@ class InputLimits(BaseModel):
     max_passage_chars: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 100_000
     max_reference_chars: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 1_000
     max_request_bytes: Annotated[int, Field(ge=1024, le=1 << 34, strict=True)] = 16 << 20
+    max_bundle_candidates: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 10_000
 
 
 class RuntimeOptions(BaseModel):

@@ -133,7 +133,8 @@ async def verify_bundle(request: Request) -> Response:
     except ValidationError as exc:
         raise input_problem(exc) from None
     try:
-        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=verifier.config.max_evidence)
+        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=verifier.config.max_evidence,
+                                   max_candidates=service.runtime.limits.max_bundle_candidates)
     except ValueError as exc:
         field = "evidence_refs" if "evidence_refs" in str(exc) else "bundle"
         raise ApiError(422, "invalid_request", str(exc), field=field) from None
