@@ -192,3 +192,16 @@ def test_cli_summary_counts_scores_from_the_store_and_rejected_rows(
     assert f"scores from the store: {hits + misses} distinct pairs" in capsys.readouterr().err
     assert cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "--score-cache-key", str(key)]) == 2
     assert "--score-cache-key needs --score-cache" in capsys.readouterr().err
+
+
+def test_cli_refuses_a_key_file_that_is_also_an_output(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o KEY --score-cache-key KEY`` would replace the key with the results (then every row is a miss): exit 2."""
+    key = tmp_path / "store.key"
+    key.write_text("c" * 64)
+    code = cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "-o", str(key),
+                     "--score-cache", str(tmp_path / "scores.sqlite"), "--score-cache-key", str(key)])
+    assert code == 2
+    assert f"error: --score-cache-key {key} is also -o; the key needs a file of its own" in capsys.readouterr().err
+    assert key.read_text() == "c" * 64 and not (tmp_path / "scores.sqlite").exists()
