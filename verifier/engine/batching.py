@@ -152,11 +152,10 @@ class ScorerStats:
         }
 
     def plus(
-        self, *, pairs: int, unique_pairs: int, run: BatchedLogits, store: tuple[int, int, int, int] = (0, 0, 0, 0),
-        stored_truncated: int = 0,
+        self, *, pairs: int, unique_pairs: int, run: BatchedLogits, store: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
     ) -> "ScorerStats":
         """These counters after one more call of ``pairs`` pairs that ran as ``run``; ``store`` is the
-        score store's (hits, misses, rejected, errors) for it, ``stored_truncated`` its hits that were truncated."""
+        score store's (hits, misses, rejected, errors, hits that had been truncated) for it."""
         return ScorerStats(
             calls=self.calls + 1,
             pairs=self.pairs + pairs,
@@ -164,7 +163,7 @@ class ScorerStats:
             batches=self.batches + run.batches,
             real_tokens=self.real_tokens + run.real_tokens,
             padded_tokens=self.padded_tokens + run.padded_tokens,
-            truncated_pairs=self.truncated_pairs + run.truncated_pairs + stored_truncated,
+            truncated_pairs=self.truncated_pairs + run.truncated_pairs + store[4],
             store_hits=self.store_hits + store[0],
             store_misses=self.store_misses + store[1],
             store_rejected=self.store_rejected + store[2],

@@ -21,26 +21,20 @@ a database error while running is logged and skipped.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import json
 import logging
 import os
-import platform
 import sqlite3
 import stat
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 
 from .batching import BatchedLogits
-from .manifest import TOKENIZER_NAME
-from .tokenization import TRUNCATION
-from .session import effective_config_entries
+from .store_context import KEY_FORMAT, context_digest, pair_keys, score_context, store_bypass_reason
 from .store_key import MAC_BYTES, ScoreStoreError, default_key_path, load_key, row_mac
 from ..options import DEFAULT_SCORE_CACHE_MAX_ROWS
 
@@ -56,8 +50,8 @@ _LOG = logging.getLogger("verifier.engine")
 
 #: Value of the ``magic`` row of the ``store_format`` table.
 FORMAT_MAGIC = "onnx-claim-verifier score store"
-#: Value of its ``version`` row (the schema below and the key format).
-FORMAT_VERSION = 1
+#: Value of its ``version`` row (the schema below and the key format, :data:`~verifier.engine.store_context.KEY_FORMAT`).
+FORMAT_VERSION = KEY_FORMAT
 #: Default bound of the store in rows.
 DEFAULT_MAX_ROWS = DEFAULT_SCORE_CACHE_MAX_ROWS
 #: How long a write waits for another process's write before it is skipped.
@@ -76,105 +70,6 @@ _SCHEMA = (
     "checksum BLOB NOT NULL)",
 )
 _COLUMNS = ("seq", "key", "logits", "checksum")
-
-
-# ---------------------------------------------------------------- keys
-
-
-@lru_cache(maxsize=1)
-def _cpu() -> str:
-    """The CPU model and instruction-set flags (Linux), else ``platform.processor()``: kernels differ by ISA."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
-            fields: dict[str, str] = {}
-            for line in handle:
-                if not line.strip():
-                    break  # the first processor is enough
-                name, _, value = line.partition(":")
-                fields[name.strip()] = value.strip()
-        flags = " ".join(sorted(fields.get("flags", fields.get("Features", "")).split()))
-        return f"{fields.get('model name', '')}; flags sha256 {hashlib.sha256(flags.encode()).hexdigest()[:16]}"
-    except OSError:
-        return platform.processor()
-
-
-def _onnxruntime_version() -> Optional[str]:
-    try:
-        import onnxruntime  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:  # pragma: no cover - the engine needs it
-        return None
-    return str(onnxruntime.__version__)
-
-
-def score_context(loaded: "LoadedModel", *, variant: Optional[str], padding: str, session: "SessionSettings") -> dict[str, Any]:
-    """Everything besides the pair that determines a pair's logits, as a JSON-ready dict."""
-    manifest = loaded.manifest
-    tokenizer = manifest.files.get(TOKENIZER_NAME)
-    factory = session.factory
-    return {
-        "key_format": FORMAT_VERSION,
-        "model_sha256": manifest.files[loaded.directory.model_file].sha256,
-        "model_file": loaded.directory.model_file,
-        "variant": variant,
-        "tokenizer_sha256": tokenizer.sha256 if tokenizer is not None else None,
-        "attention": manifest.attention,
-        "max_length": manifest.max_length,
-        "truncation": TRUNCATION,
-        "padding": padding,
-        "pad_token_id": manifest.pad_token_id,
-        "inputs": list(loaded.input_names),
-        "onnxruntime": _onnxruntime_version(),
-        "providers": list(loaded.providers),
-        "graph_optimization_level": session.graph_optimization_level,
-        "intra_op_num_threads": session.intra_op_num_threads,
-        # the entries the session really got (the engine's defaults included): a default that changes
-        # the arithmetic (an int8 fusion) must change the key, never reuse rows scored without it
-        "session_config_entries": effective_config_entries(session.config_entries),
-        "session_factory": f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', type(factory).__name__)}",
-        "machine": platform.machine(),
-        "cpu": _cpu(),
-    }
-
-
-def context_digest(context: dict[str, Any]) -> bytes:
-    """sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of a :func:`score_context`."""
-    text = json.dumps(context, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).digest()
-
-
-def pair_keys(context: bytes, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
-    """The 32-byte key of each pair: ``sha256(context ‖ len ‖ premise ‖ len ‖ hypothesis)`` (UTF-8, 8-byte lengths)."""
-    keys = []
-    for premise, hypothesis in pairs:
-        p = premise.encode("utf-8", "surrogatepass")
-        h = hypothesis.encode("utf-8", "surrogatepass")
-        keys.append(hashlib.sha256(context + len(p).to_bytes(8, "big") + p + len(h).to_bytes(8, "big") + h).digest())
-    return keys
-
-
-def store_bypass_reason(loaded: "LoadedModel", *, variant: Optional[str], padding: str) -> Optional[str]:
-    """Why this engine's scores may not be reused (``None``: they may).
-
-    Reused only where a pair's bits do not depend on the other pairs of its
-    call: the CPU execution provider, and either ``padding="none"`` (each pair
-    alone, unpadded) or a float32 graph (``model.onnx``, or a variant the
-    exporter describes as float32). A dynamic-int8 graph quantizes activations
-    per batch (docs/serving.md), so only ``padding="none"`` makes it reusable.
-    """
-    if tuple(loaded.providers) != ("CPUExecutionProvider",):
-        return f"providers {', '.join(loaded.providers)}: bit-identity across batches is measured on the CPU provider only"
-    if padding == "none":
-        return None
-    if variant is None:
-        return None
-    record = loaded.manifest.variants.get(variant)
-    description = record.description.lower() if record is not None else ""
-    if description.startswith("float32") and "int8" not in description and "quantiz" not in description:
-        return None
-    return (
-        f"variant {variant!r} is not a float32 graph, so a pair's scores depend on the other pairs of its padded "
-        'batch; reusing them needs padding="none" (serve --padding none)'
-    )
 
 
 # ---------------------------------------------------------------- the file

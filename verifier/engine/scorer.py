@@ -73,6 +73,13 @@ __all__ = [
 _LOG = logging.getLogger("verifier.engine")
 
 
+def _distinct(pairs: Sequence[tuple[str, str]]) -> tuple[dict[tuple[str, str], int], np.ndarray]:
+    """Each distinct pair's index in first-seen order, and int64 (n,) the index of each of ``pairs``."""
+    first_seen: dict[tuple[str, str], int] = {}
+    inverse = np.fromiter((first_seen.setdefault(pair, len(first_seen)) for pair in pairs), dtype=np.int64, count=len(pairs))
+    return first_seen, inverse
+
+
 class OnnxScorer(ModelHandle):
     """Scores (premise, hypothesis) pairs with one exported NLI cross-encoder on onnxruntime.
 
@@ -191,11 +198,8 @@ class OnnxScorer(ModelHandle):
             expected_model=expected_model,
             expected_revision=expected_revision,
             padding=padding,
-            score_cache=(
-                StoreSettings(Path(score_cache), int(score_cache_max_rows),
-                              Path(score_cache_key) if score_cache_key is not None else None)
-                if score_cache is not None else None
-            ),
+            score_cache=None if score_cache is None else StoreSettings(
+                Path(score_cache), int(score_cache_max_rows), None if score_cache_key is None else Path(score_cache_key)),
             missing_hint=missing_hint,
         )
 
@@ -318,23 +322,19 @@ class OnnxScorer(ModelHandle):
         pairs in the score store not at all (``run`` then counts only what ran).
         """
         loaded = self._ensure_loaded()
-        first_seen: dict[tuple[str, str], int] = {}
-        inverse = np.fromiter(
-            (first_seen.setdefault(pair, len(first_seen)) for pair in encoded.pairs), dtype=np.int64, count=len(encoded)
-        )
+        first_seen, inverse = _distinct(encoded.pairs)
         unique = [encoded.encodings[i] for i in np.unique(inverse, return_index=True)[1]]
-        store, counts = self._store, (0, 0, 0, 0)
+        store, counts = self._store, (0, 0, 0, 0, 0)
         if store is not None and unique:
             logits, run, call = store.logits(
                 list(first_seen), lambda misses: loaded.run_encoded([unique[i] for i in misses], self._batching)
             )
-            counts, stored_truncated = (call.hits, call.misses, call.rejected, call.errors), call.truncated_hits
+            counts = (call.hits, call.misses, call.rejected, call.errors, call.truncated_hits)
         else:
             run = loaded.run_encoded(unique, self._batching)
-            logits, stored_truncated = run.logits, 0
+            logits = run.logits
         with self._stats_lock:
-            self._stats = self._stats.plus(pairs=len(encoded), unique_pairs=len(unique), run=run, store=counts,
-                                           stored_truncated=stored_truncated)
+            self._stats = self._stats.plus(pairs=len(encoded), unique_pairs=len(unique), run=run, store=counts)
         if not len(encoded):
             return np.zeros((0, len(OUTPUT_LABELS)), dtype=np.float64), run
         return stable_softmax(logits[inverse])[:, loaded.directory.permutation], run
@@ -361,22 +361,18 @@ class OnnxScorer(ModelHandle):
         if not checked:
             return np.zeros((0, len(OUTPUT_LABELS)), dtype=np.float32), np.arange(len(OUTPUT_LABELS))
         loaded = self._ensure_loaded()
-        first_seen: dict[tuple[str, str], int] = {}
-        inverse = np.fromiter(
-            (first_seen.setdefault(pair, len(first_seen)) for pair in checked), dtype=np.int64, count=len(checked)
-        )
+        first_seen, inverse = _distinct(checked)
         unique = list(first_seen)
-        store, counts = self._store, (0, 0, 0, 0)
+        store, counts = self._store, (0, 0, 0, 0, 0)
         if store is not None:
             found, run, call = store.logits(unique, lambda misses: loaded.run([unique[i] for i in misses], self._batching))
-            counts, stored_truncated = (call.hits, call.misses, call.rejected, call.errors), call.truncated_hits
+            counts = (call.hits, call.misses, call.rejected, call.errors, call.truncated_hits)
         else:
             run = loaded.run(unique, self._batching)
-            found, stored_truncated = run.logits, 0
+            found = run.logits
         logits = found[inverse] if len(unique) != len(checked) else found
         with self._stats_lock:
-            self._stats = self._stats.plus(pairs=len(checked), unique_pairs=len(unique), run=run, store=counts,
-                                           stored_truncated=stored_truncated)
+            self._stats = self._stats.plus(pairs=len(checked), unique_pairs=len(unique), run=run, store=counts)
         if _LOG.isEnabledFor(logging.DEBUG):
             _LOG.debug(
                 "scored %d pairs (%d unique) in %d batches: %d real tokens, %d padded, %d truncated",
