@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 
 import numpy as np
+import pydantic
 import pytest
 
 from verifier import cli
@@ -144,6 +145,8 @@ def test_a_given_key_file_is_used_and_must_exist(tiny_model_dir: Path, tmp_path:
         with pytest.raises(ClaimVerificationError, match=re.escape(str(bad))):
             OnnxScorer(tiny_model_dir, score_cache=path, score_cache_key=bad).score(pairs)
     assert not (tmp_path / "missing.key").exists()
+    with pytest.raises(pydantic.ValidationError, match="score_cache_key needs score_cache"):
+        RuntimeOptions(score_cache_key=first)
 
 
 def test_a_warm_store_reports_truncation_as_a_cold_one(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 __all__ = [
@@ -250,6 +250,12 @@ class RuntimeOptions(BaseModel):
         if value is not None and value > cpus:
             raise ValueError(f"must be at most the {cpus} CPUs available to this process, got {value}")
         return value
+
+    @model_validator(mode="after")
+    def _key_needs_a_store(self) -> "RuntimeOptions":
+        if self.score_cache_key is not None and self.score_cache is None:
+            raise ValueError("score_cache_key needs score_cache (the key authenticates that store's rows)")
+        return self
 
     def resolve_model_dir(self, model: str, revision: str) -> Path:
         """The directory to load.
