@@ -32,7 +32,7 @@ from verifier import (
 from verifier.decision.guards import speech_act_modes
 from verifier.engine.manifest import MANIFEST_NAME
 from verifier.options import InputLimits, available_cpus
-from verifier.validation import InputError
+from verifier.validation import InputError, validate_request
 
 SUPPORT = {"The launch is Tuesday.": (0.97, 0.01)}
 
@@ -192,6 +192,30 @@ class TestInputLimits:
         with pytest.raises(InputError, match=re.escape("evidence has more than 3 passages, more than max_evidence=3")):
             verifier.verify_sync("The launch is Tuesday.", passages())
         assert consumed == 4
+
+    def test_a_request_mapping_counts_its_passages_before_parsing_any(self) -> None:
+        """Regression (issue 33, finding 6): a request given as a mapping (a CLI row, a server body) had every
+        passage parsed before the max_evidence refusal (20,000 built for a limit of 64). Now the count comes
+        first: passage 100 is malformed, yet the refusal is the count; a generator is read to the limit + 1."""
+        config = ClaimVerificationConfig(max_evidence=64)
+        rows = [{"reference": f"m{n}", "memory_id": str(UUID(int=n + 1)), "text": "The launch is Tuesday."}
+                for n in range(20_000)]
+        rows[100] = {"reference": "m100"}  # no memory_id, no text: parsing it would be a ValidationError
+        with pytest.raises(InputError, match=re.escape("evidence has 20000 passages, more than max_evidence=64")):
+            validate_request({"claim": "The launch is Tuesday.", "evidence": rows}, config)
+        consumed = 0
+
+        def passages() -> Iterator[dict[str, str]]:
+            nonlocal consumed
+            for row in rows:
+                consumed += 1
+                yield row
+
+        with pytest.raises(InputError, match=re.escape("evidence has more than 64 passages, more than max_evidence=64")):
+            validate_request({"claim": "The launch is Tuesday.", "evidence": passages()}, config)
+        assert consumed == 65
+        valid = validate_request({"claim": "The launch is Tuesday.", "evidence": iter(rows[:3])}, config)
+        assert [e.reference for e in valid.evidence] == ["m0", "m1", "m2"]
 
 
 class TestScorerSeam:

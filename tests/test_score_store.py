@@ -214,7 +214,7 @@ def test_a_row_that_fails_its_checksum_is_a_miss_and_is_rewritten(
     with caplog.at_level(logging.WARNING, logger="verifier.engine"):
         scorer = OnnxScorer(tiny_model_dir, score_cache=store)
         assert _bits(scorer.score(pairs)) == _bits(expected)
-    assert "1 rows failed their checksum" in caplog.text
+    assert "1 rows failed their MAC" in caplog.text
     assert (scorer.stats.store_hits, scorer.stats.store_misses, scorer.stats.store_rejected) == (4, 1, 1)
     again = OnnxScorer(tiny_model_dir, score_cache=store)
     again.score(pairs)
@@ -264,7 +264,7 @@ def test_the_row_bound_is_kept_and_recently_used_rows_stay(tmp_path: Path) -> No
     store.put([_key(n) for n in range(10)], logits)
 
     def use_key_0() -> None:  # what the engine does on a hit: renew a row found in the older half of the window
-        found, values, stale, _ = store.get([_key(0)])
+        found, values, _, stale, _ = store.get([_key(0)])
         assert found.all() and values[0].tolist() == [0.0, 1.0, 2.0]
         store.put([], np.zeros((0, 3), dtype=np.float32), renew=[_key(0)] if stale else [])
 
@@ -273,7 +273,7 @@ def test_the_row_bound_is_kept_and_recently_used_rows_stay(tmp_path: Path) -> No
         store.put([_key(n) for n in range(start, start + 5)], logits[:5])
         assert store.rows() <= 10
         use_key_0()
-    found, _, _, _ = store.get([_key(n) for n in range(1, 10)])
+    found = store.get([_key(n) for n in range(1, 10)]).found
     assert not found.any()  # the untouched early rows were evicted, the newest kept
     assert store.get([_key(n) for n in range(35, 40)])[0].all() and store.rows() <= 10
 
@@ -299,7 +299,7 @@ _WRITER = textwrap.dedent(
     for start in range(0, 400, 10):  # 40 small write transactions, half the keys shared with the other writer
         keys = [hashlib.sha256(str(n).encode()).digest() for n in range(offset + start, offset + start + 10)]
         values = np.array([[n, n + 0.5, -n] for n in range(offset + start, offset + start + 10)], dtype=np.float32)
-        found, got, _, _ = store.get(keys)
+        found, got, _, _, _ = store.get(keys)
         assert np.array_equal(got[found], values[found]), "a wrong score was read"
         store.put([k for k, f in zip(keys, found) if not f], values[~found])
     print(store.rows())
@@ -320,7 +320,7 @@ def test_two_processes_writing_the_same_store(tmp_path: Path) -> None:
         assert writer.returncode == 0, err
     store = ScoreStore(path)
     keys = [_key(n) for n in range(600)]
-    found, values, _, _ = store.get(keys)
+    found, values, _, _, _ = store.get(keys)
     assert found.all() and store.rows() == 600
     expected = np.array([[n, n + 0.5, -n] for n in range(600)], dtype=np.float32)
     assert _bits(values) == _bits(expected)

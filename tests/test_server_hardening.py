@@ -505,3 +505,59 @@ def test_an_integer_of_more_than_4300_digits_is_malformed_not_a_500(server: Serv
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["type"] == "malformed_json" and "integer literal of more than 4300 digits" in error["message"]
+
+
+def _head(size: int, *, pad: bytes = b"a") -> bytes:
+    """A ``GET /health/live`` head of exactly ``size`` bytes (request line, headers, the blank line)."""
+    start = b"GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: v"
+    end = b"\r\n\r\n"
+    return start + pad * (size - len(start) - len(end)) + end
+
+
+def _status(raw: bytes) -> str:
+    return raw.split(b"\r\n", 1)[0].decode("latin-1")
+
+
+def _send_head(port: int, head: bytes, *, chunk: Optional[int] = None, before: bytes = b"") -> bytes:
+    """Send ``before`` then ``head`` (in one write, or ``chunk``-byte writes, stopping once the server answers)
+    and read until the server closes (keeping what came before a reset)."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        if before:
+            sock.sendall(before)
+        try:
+            if chunk is None:
+                sock.sendall(head)
+            else:
+                for start in range(0, len(head), chunk):
+                    if select.select([sock], [], [], 0.005)[0]:  # answered (or closed): send no more
+                        break
+                    sock.sendall(head[start : start + chunk])
+        except OSError:  # the server refused and closed mid-head: its answer is already in our buffer
+            pass
+        sock.settimeout(10)
+        data = b""
+        try:
+            while chunk_read := sock.recv(65536):
+                data += chunk_read
+        except ConnectionResetError:
+            pass
+        return data
+
+
+def test_request_heads_over_16_kib_get_431_however_they_arrive(server: Server) -> None:
+    """Regression (issue 33, finding 7): a 100 KB head sent in one write was answered 200 (h11 bounds only a head
+    still incomplete in its buffer); a trickled one got 400. Every head over 16,384 bytes now gets 431 and the
+    connection is closed: in one write, in 1 KiB writes, padded with whitespace, or after a kept-alive request."""
+    port = _port(server)
+    limit = 16 * 1024
+    fits = _head(limit)
+    assert len(fits) == limit and _status(_send_head(port, fits)) == "HTTP/1.1 200 OK"  # exactly the limit passes
+    assert _status(_send_head(port, fits, chunk=1000)) == "HTTP/1.1 200 OK"
+    spaces = _head(40_000, pad=b" ")[:-5] + b"v\r\n\r\n"  # optional whitespace h11 strips still counts
+    for head, chunk in ((_head(limit + 1), None), (_head(100_000), None), (_head(100_000), 1024), (spaces, None)):
+        raw = _send_head(port, head, chunk=chunk)
+        assert _status(raw) == "HTTP/1.1 431 Request Header Fields Too Large", (len(head), chunk, raw[:200])
+        assert _response_json(raw)[2]["error"]["limit"] == "max_head_bytes=16384"
+    kept = b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"  # a kept-alive request, then a head over the limit
+    raw = _send_head(port, _head(100_000), before=kept)
+    assert raw.startswith(b"HTTP/1.1 200 OK") and b"HTTP/1.1 431 Request Header Fields Too Large" in raw

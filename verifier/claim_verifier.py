@@ -189,8 +189,17 @@ class ClaimVerifier:
 
     @property
     def stats(self) -> dict[str, int]:
-        """Counters: ``model_calls`` (scorer invocations) and ``pairs_scored``."""
-        return self._driver.stats
+        """Counters: ``model_calls`` (scorer invocations) and ``pairs_scored``; with a score store
+        (``RuntimeOptions.score_cache``, once the engine exists) also ``store_hits`` (distinct pairs whose
+        scores came from the store, not the model), ``store_misses`` and ``store_rejected``
+        (rows refused: bad MAC, size or finiteness; docs/score-store.md)."""
+        counters = dict(self._driver.stats)
+        scorer = self._scorer
+        if scorer is not None and isinstance(getattr(scorer, "score_cache_status", None), str):
+            engine = getattr(scorer, "stats", None)
+            for name in ("store_hits", "store_misses", "store_rejected"):
+                counters[name] = int(getattr(engine, name, 0))
+        return counters
 
     def predict(self, pairs: list[tuple[str, str]]) -> Any:
         """Score ``(premise, hypothesis)`` pairs for the procedure: ``self._predict_sync(pairs)``.
@@ -306,7 +315,8 @@ class ClaimVerifier:
     def _bundle_evidence(self, bundle: "BundleInput", evidence_refs: Optional[Sequence[str]]) -> tuple[ClaimEvidence, ...]:
         from .decision.bundle import bundle_evidence
 
-        return bundle_evidence(bundle, evidence_refs, max_evidence=self.config.max_evidence)
+        return bundle_evidence(bundle, evidence_refs, max_evidence=self.config.max_evidence,
+                               max_candidates=self.runtime.limits.max_bundle_candidates)
 
     @staticmethod
     def bundle_evidence(

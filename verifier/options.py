@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 __all__ = [
@@ -161,6 +161,9 @@ class InputLimits(BaseModel):
         max_reference_chars: characters in one evidence reference (default 1,000).
         max_request_bytes: bytes of one input line or request body, for the
             command line and the server (default 16 MiB).
+        max_bundle_candidates: candidates read from one bundle, cited or not (default
+            10,000): a library caller's ``MemoryBundle`` may hold generators, read only up
+            to this (``max_evidence`` bounds the passages among them).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -169,6 +172,7 @@ class InputLimits(BaseModel):
     max_passage_chars: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 100_000
     max_reference_chars: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 1_000
     max_request_bytes: Annotated[int, Field(ge=1024, le=1 << 34, strict=True)] = 16 << 20
+    max_bundle_candidates: Annotated[int, Field(ge=1, le=1 << 30, strict=True)] = 10_000
 
 
 class RuntimeOptions(BaseModel):
@@ -212,6 +216,9 @@ class RuntimeOptions(BaseModel):
             ``None`` (default): no store. Bypassed, with a logged warning, for a graph whose
             scores depend on the batch (dynamic int8 with ``padding="batched"``).
         score_cache_max_rows: the store's bound in rows; the least recently used go first.
+        score_cache_key: the file holding the store's secret key (rows are authenticated with
+            HMAC-SHA256 under it; it must exist). ``None`` (default): ``score_cache`` + ``.key``
+            beside the store, created with mode 0600 when missing.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -234,6 +241,7 @@ class RuntimeOptions(BaseModel):
     padding: Padding = "batched"
     score_cache: Optional[Path] = None
     score_cache_max_rows: Annotated[int, Field(ge=1, le=1 << 40, strict=True)] = DEFAULT_SCORE_CACHE_MAX_ROWS
+    score_cache_key: Optional[Path] = None
 
     @field_validator("intra_op_num_threads", "inter_op_num_threads")
     @classmethod
@@ -242,6 +250,12 @@ class RuntimeOptions(BaseModel):
         if value is not None and value > cpus:
             raise ValueError(f"must be at most the {cpus} CPUs available to this process, got {value}")
         return value
+
+    @model_validator(mode="after")
+    def _key_needs_a_store(self) -> "RuntimeOptions":
+        if self.score_cache_key is not None and self.score_cache is None:
+            raise ValueError("score_cache_key needs score_cache (the key authenticates that store's rows)")
+        return self
 
     def resolve_model_dir(self, model: str, revision: str) -> Path:
         """The directory to load.

@@ -146,7 +146,8 @@ def _parse_row(
     except ValidationError as exc:
         return _from_validation_error(line, exc, unit)
     try:
-        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=config.max_evidence)
+        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=config.max_evidence,
+                                   max_candidates=limits.max_bundle_candidates)
     except ValueError as exc:
         where = "evidence_refs" if "evidence_refs" in str(exc) else "bundle"
         return InvalidRow(line, where, str(exc), unit)

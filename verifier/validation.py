@@ -15,6 +15,7 @@ a malformed field; :func:`describe_validation_error` words the latter for users.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from enum import Enum
 from datetime import datetime
@@ -198,6 +199,31 @@ def validate_claim(claim: object, limits: InputLimits = _DEFAULT_LIMITS) -> str:
     return stripped
 
 
+def _too_many_passages(count: str, max_evidence: int) -> InputError:
+    return InputError(
+        f"evidence has {count} passages, more than max_evidence={max_evidence} "
+        f"(evidence count exceeds configured maximum {max_evidence})",
+        field="evidence",
+        reason=f"{count} passages exceed max_evidence={max_evidence}",
+    )
+
+
+def _bounded_evidence(request: Mapping[str, Any], max_evidence: int) -> Mapping[str, Any]:
+    """``request`` whose ``evidence`` holds at most ``max_evidence`` passages, unparsed; more is refused
+    before pydantic builds any passage (a list is counted, any other iterable read up to the limit + 1)."""
+    evidence = request.get("evidence")
+    if evidence is None or isinstance(evidence, (str, bytes, bytearray, Mapping)) or not isinstance(evidence, Iterable):
+        return request  # the model's own validation names what is wrong
+    if isinstance(evidence, Sized):
+        if len(evidence) > max_evidence:
+            raise _too_many_passages(str(len(evidence)), max_evidence)
+        return request
+    taken = list(itertools.islice(evidence, max_evidence + 1))
+    if len(taken) > max_evidence:
+        raise _too_many_passages(f"more than {max_evidence}", max_evidence)
+    return {**request, "evidence": taken}
+
+
 def validate_evidence(
     evidence: Iterable[Union[ClaimEvidence, Mapping[str, Any]]],
     config: ClaimVerificationConfig,
@@ -217,20 +243,12 @@ def validate_evidence(
             f"evidence must be a list of passages (ClaimEvidence or mappings), got {type(evidence).__name__}",
             field="evidence",
         )
-    def too_many(count: str) -> InputError:
-        return InputError(
-            f"evidence has {count} passages, more than max_evidence={config.max_evidence} "
-            f"(evidence count exceeds configured maximum {config.max_evidence})",
-            field="evidence",
-            reason=f"{count} passages exceed max_evidence={config.max_evidence}",
-        )
-
     if isinstance(evidence, Sized) and len(evidence) > config.max_evidence:  # refused before parsing any
-        raise too_many(str(len(evidence)))
+        raise _too_many_passages(str(len(evidence)), config.max_evidence)
     items: list[ClaimEvidence] = []
     for item in evidence:
         if len(items) == config.max_evidence:  # a generator: never parse past the limit
-            raise too_many(f"more than {config.max_evidence}")
+            raise _too_many_passages(f"more than {config.max_evidence}", config.max_evidence)
         items.append(as_evidence(item))
     for index, item in enumerate(items):
         if len(item.text) > limits.max_passage_chars:
@@ -293,6 +311,8 @@ def validate_request(
             requires_complete_set=request.requires_complete_set,
             as_of=request.as_of,
         )
+    if isinstance(request, Mapping):  # the passage count first: never parse 20,000 passages to refuse them
+        request = _bounded_evidence(request, config.max_evidence)
     item = request if isinstance(request, ClaimRequest) else ClaimRequest.model_validate(request)
     claim = validate_claim(item.claim, limits)
     evidence = validate_evidence(item.evidence, config, limits)

@@ -244,6 +244,8 @@ def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
         values["score_cache"] = args.score_cache
     if getattr(args, "score_cache_max_rows", None) is not None:
         values["score_cache_max_rows"] = args.score_cache_max_rows
+    if getattr(args, "score_cache_key", None) is not None:
+        values["score_cache_key"] = args.score_cache_key
     limits = {
         name: getattr(args, option)
         for name, option in _LIMIT_OPTIONS.items()

@@ -234,19 +234,25 @@ def same_file(first: "str | Path", second: "str | Path") -> bool:
 
 
 def check_output_paths(
-    source: str, output: Optional[Path], row_map: Optional[Path], score_cache: Optional[Path] = None
+    source: str, output: Optional[Path], row_map: Optional[Path], score_cache: Optional[Path] = None,
+    score_cache_key: Optional[Path] = None,
 ) -> None:
     """``-o``, ``--row-map`` and ``INPUT`` (``source``; ``-`` is stdin) must be three different files (exit 2),
-    and ``--score-cache`` none of them (the results would replace the store, or the store the input).
+    and ``--score-cache`` (and ``--score-cache-key``) none of them (the results would replace the store or
+    its key, or the store the input).
 
     Character devices and FIFOs may be shared (``-o /dev/null --row-map /dev/null``).
     """
-    if score_cache is not None:
-        for option, path in (("INPUT", None if source == "-" else source), ("-o", output), ("--row-map", row_map)):
-            if path is not None and str(path) != STDOUT and same_file(path, score_cache):
-                raise UsageError(
-                    f"error: --score-cache {score_cache} is also {option}; the store needs a file of its own"
-                )
+    for name, own in (("--score-cache", score_cache), ("--score-cache-key", score_cache_key)):
+        if own is None:
+            continue
+        others = [("INPUT", None if source == "-" else source), ("-o", output), ("--row-map", row_map)]
+        if name == "--score-cache-key":
+            others.append(("--score-cache", score_cache))
+        for option, path in others:
+            if path is not None and str(path) != STDOUT and same_file(path, own):
+                what = "the store" if name == "--score-cache" else "the key"
+                raise UsageError(f"error: {name} {own} is also {option}; {what} needs a file of its own")
     named = [("-o", output), ("--row-map", row_map)]
     if source != "-":
         for option, path in named:

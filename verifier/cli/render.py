@@ -216,6 +216,7 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     if "score_cache" in run.stats:
         rows.append(("store hits", str(run.stats.get("store_hits", 0))))
         rows.append(("store misses", str(run.stats.get("store_misses", 0))))
+        rows.append(("store rejected", str(run.stats.get("store_rejected", 0))))
     rows.append(("elapsed", f"{run.elapsed:.2f} s"))
     width = max(len(name) for name, _ in rows)
     value_width = max(len(value) for _, value in rows)
@@ -225,4 +226,5 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
         lines.append(f"model identity: {run.stats['identity']}")
     if stored:
         lines.append(f"score store: {run.stats['score_cache']} (the model ran only the store misses)")
+        lines.append(f"scores from the store: {run.stats.get('store_hits', 0)} distinct pairs (not run by the model)")
     return "\n".join(lines)

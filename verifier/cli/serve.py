@@ -52,6 +52,9 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
                              "again; results identical (docs/score-store.md)")
     parser.add_argument("--score-cache-max-rows", type=int_range(1, 1 << 40), default=None, metavar="N",
                         help="bound of --score-cache in rows; the least recently used go first (default 1,000,000)")
+    parser.add_argument("--score-cache-key", type=Path, default=None, metavar="FILE",
+                        help="secret key the store's rows are authenticated with (must exist; default: PATH.key "
+                             "beside --score-cache, created 0600 when missing; docs/score-store.md)")
     parser.add_argument("--score-timeout-s", type=positive_float, default=60.0,
                         help="deadline of one scorer call, queue wait included (default 60)")
     parser.add_argument("--max-batch-claims", type=int_range(1, 1 << 16), default=256,
@@ -125,7 +128,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     max_batch_tokens = args.max_batch_tokens if args.max_batch_tokens is not None else SERVE_MAX_BATCH_TOKENS
     for name, value in (("intra_op_num_threads", args.threads), ("max_batch_tokens", max_batch_tokens),
                         ("variant", args.variant), ("score_cache", args.score_cache),
-                        ("score_cache_max_rows", args.score_cache_max_rows)):
+                        ("score_cache_max_rows", args.score_cache_max_rows), ("score_cache_key", args.score_cache_key)):
         if value is not None:
             runtime_values[name] = value
     runtime_values["padding"] = _padding(args.padding, manifest.variants.get(args.variant) if args.variant else None)

@@ -159,6 +159,11 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         "--score-cache-max-rows", type=int_range(1, 1 << 40), metavar="N",
         help="bound of --score-cache in rows; the least recently used go first (default 1,000,000)",
     )
+    runtime.add_argument(
+        "--score-cache-key", type=Path, metavar="FILE",
+        help="secret key the store's rows are authenticated with (must exist; default: PATH.key beside "
+             "--score-cache, created 0600 when missing; docs/score-store.md)",
+    )
     add_limits(parser.add_argument_group("input limits (never digested)"))
     scale = parser.add_argument_group(f"scale-out on Ray Data ({install_hint('ray')}; docs/bulk.md)")
     scale.add_argument("--engine", choices=("local", "ray"), default="local", help="local (default) or ray: -o is a directory")
@@ -265,6 +270,7 @@ def _verify_all(
             run.stats["score_cache"] = store
             run.stats["store_hits"] = getattr(counters, "store_hits", 0)
             run.stats["store_misses"] = getattr(counters, "store_misses", 0)
+            run.stats["store_rejected"] = getattr(counters, "store_rejected", 0)
     return run
 
 
@@ -282,7 +288,9 @@ def _check_bulk_options(args: argparse.Namespace, output: Path) -> None:
 def _run_file(args: argparse.Namespace, context: Context) -> int:
     source = "<stdin>" if args.input == "-" else args.input
     output = args.output if args.output is not None else Path(STDOUT)
-    check_output_paths(args.input, output, args.row_map, args.score_cache)
+    if args.score_cache_key is not None and args.score_cache is None:
+        raise UsageError("error: --score-cache-key needs --score-cache")
+    check_output_paths(args.input, output, args.row_map, args.score_cache, args.score_cache_key)
     _check_bulk_options(args, output)
     shard: Shard = args.shard or Shard()
     whole_file = is_whole_file(args.input)

@@ -50,12 +50,16 @@ and a ``MemoryBundle`` dump.
 
 Exceptions::
 
-    TypeError                      not an accepted kind of bundle
+    TypeError                      not an accepted kind of bundle, or a malformed
+                                   part of a MemoryBundle (BundleTypeError, naming it)
     ValueError
      ├── pydantic.ValidationError  malformed bundle JSON, unknown field,
-     │                             repeated candidate reference, blank text
+     │                             repeated candidate reference, blank text,
+     │                             rendered_text given as bytes
      └── ValueError                rendered without citations, unknown
-                                   evidence_refs entry (both name references)
+                                   evidence_refs entry (both name references),
+                                   a cited reference no candidate carries,
+                                   over max_evidence or max_candidates
 
 Example:
     >>> from uuid import UUID
@@ -87,7 +91,7 @@ from ..fields import RawReference
 from ..strictjson import loads as strict_loads
 from ..types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
 from ..validation import InputError
-from .packed import MemoryBundleRecord, Packed, PackedCandidate, is_memory_bundle, read_memory_bundle
+from .packed import BundleTypeError, MemoryBundleRecord, Packed, PackedCandidate, is_memory_bundle, read_memory_bundle
 
 __all__ = [
     "BundleCandidate",
@@ -126,7 +130,7 @@ class BundleCandidate(BaseModel):
 
     reference: RawReference
     memory_id: UUID
-    rendered_text: Optional[str] = None
+    rendered_text: Annotated[Optional[str], Field(strict=True)] = None  # strict: bytes are refused, never decoded
     source_type: Optional[SourceType] = None
     epistemic_type: Optional[EpistemicType] = None
     lifecycle_state: Optional[LifecycleState] = None
@@ -195,15 +199,6 @@ ACCEPTED_BUNDLES = (
     "a verifier ContextBundle, a mapping or JSON text in its format, "
     "a PRME MemoryBundle (MemoryEngine.retrieve(...).bundle) or its model_dump() as a mapping or JSON text"
 )
-
-
-class BundleTypeError(InputError, TypeError):
-    """A bundle of a kind that is not accepted (:data:`ACCEPTED_BUNDLES`), with ``field="bundle"``.
-
-    Both a ``TypeError`` (what Python raises for an argument of the wrong type) and an
-    :class:`~verifier.validation.InputError`, the ``ValueError`` every other bad input raises
-    (docs/decision.md §2), so either ``except`` catches it.
-    """
 
 
 def packed_bundle(bundle: Any) -> Packed:
@@ -299,11 +294,19 @@ class CitationIndex:
         return any(form in self._context for form in citation_forms(reference))
 
 
+def _too_many(max_evidence: int) -> InputError:
+    return InputError(
+        f"evidence count exceeds configured maximum {max_evidence}: the bundle yields {max_evidence + 1} or more "
+        f"passages, more than max_evidence={max_evidence}", field="bundle",
+    )
+
+
 def bundle_evidence(
     bundle: Any,
     evidence_refs: Optional[Iterable[str]] = None,
     *,
     max_evidence: Optional[int] = None,
+    max_candidates: Optional[int] = None,
 ) -> tuple[ClaimEvidence, ...]:
     """The evidence a bundle supplies for a claim (docs/decision.md §7; PRME 0.15.0's rules).
 
@@ -319,7 +322,13 @@ def bundle_evidence(
             passage, which the verifier then refuses as a duplicate evidence
             reference.
         max_evidence: refuse more passages than this ("evidence count exceeds
-            configured maximum N"; the verifier passes its configuration's limit).
+            configured maximum N"; the verifier passes its configuration's limit),
+            counted while the candidates are read: no passage past the limit is built
+            (nor, with ``evidence_refs``, any reference past it read).
+        max_candidates: refuse a bundle with more candidates than this (cited or not;
+            ``InputLimits.max_bundle_candidates`` when the verifier calls), counted while
+            they are read, so a ``MemoryBundle`` whose sections are generators is never
+            read past it. ``None``: no bound.
 
     Returns:
         One :class:`ClaimEvidence` per candidate, in bundle order (sections in
@@ -330,14 +339,18 @@ def bundle_evidence(
         memory id and typed provenance are copied.
 
     Raises:
-        TypeError: ``bundle`` is none of the accepted kinds (the message lists them).
+        TypeError: ``bundle`` is none of the accepted kinds (the message lists them), or a
+            part of a ``MemoryBundle`` is malformed (:class:`BundleTypeError`, naming the part:
+            a section that is a string, a candidate without ``.node``, an id that is not a
+            UUID, a reference key that is not a str, ``rendered_text`` given as bytes, ...).
         ValueError: a ``ContextBundle`` with candidates cites none of them (it
             was rendered without citations); a ``MemoryBundle`` in reader format
-            has no citation references (``ensure_citable``); an
+            has no citation references (``ensure_citable``), or its context cites a
+            reference of ``context_references`` whose memory no candidate carries; an
             ``evidence_refs`` entry is not a cited candidate ("Unknown context
             reference: REF"); a selected candidate's text is blank or has only
             invisible characters or a NUL (``pydantic.ValidationError``); more
-            than ``max_evidence`` passages.
+            than ``max_evidence`` passages or ``max_candidates`` candidates.
 
     Example:
         >>> from uuid import UUID
@@ -349,16 +362,27 @@ def bundle_evidence(
     """
     packed = packed_bundle(bundle)
     index = CitationIndex(packed.context)
-    if packed.require_citations and packed.candidates and not any(index.cites(c.reference) for c in packed.candidates):
+    if packed.require_citations and isinstance(packed.candidates, tuple) and packed.candidates and not any(
+        index.cites(c.reference) for c in packed.candidates
+    ):
         names = ", ".join(repr(candidate.reference) for candidate in packed.candidates[:5])
         more = f" and {len(packed.candidates) - 5} more" if len(packed.candidates) > 5 else ""
         raise ValueError(
             "bundle was rendered without citations: none of its candidate references "
             f'({names}{more}) appears in rendered_context as "ref", [ref] or "id":"ref"'
         )
+    passages = max_evidence if evidence_refs is None else None  # with evidence_refs, the selection is bounded
     evidence: list[ClaimEvidence] = []
     seen: set[UUID] = set()
-    for candidate in packed.candidates:
+    carried: set[UUID] = set()  # memory ids of every candidate read (for the context_references check)
+    for read, candidate in enumerate(packed.candidates, start=1):
+        if max_candidates is not None and read > max_candidates:
+            raise InputError(
+                f"bundle has more than {max_candidates} candidates, more than max_bundle_candidates={max_candidates}",
+                field="bundle",
+            )
+        if packed.references:
+            carried.add(candidate.memory_id)
         if candidate.memory_id in seen or candidate.rendered_text is None:
             continue
         if not index.cites(candidate.reference):
@@ -377,6 +401,17 @@ def bundle_evidence(
             )
         )
         seen.add(candidate.memory_id)
+        if passages is not None and len(evidence) > passages:
+            raise _too_many(passages)
+    unresolved = [ref for ref, memory_id in packed.references.items() if memory_id not in carried and index.cites(ref)]
+    if unresolved:
+        # PRME would drop such citations silently (and with them, when ids are mistyped, every passage)
+        names = ", ".join(f"{ref!r} -> {packed.references[ref]}" for ref in unresolved[:5])
+        more = f" and {len(unresolved) - 5} more" if len(unresolved) > 5 else ""
+        raise InputError(
+            f"bundle context cites references whose memory no candidate carries: {names}{more} "
+            "(context_references and sections disagree)", field="bundle.context_references",
+        )
     if evidence_refs is not None:
         if isinstance(evidence_refs, (str, bytes)):
             raise ValueError("evidence_refs must be a sequence of references, not a single string")
@@ -389,10 +424,7 @@ def bundle_evidence(
                     f"(Unknown context reference: {reference}; only cited candidates with rendered text can be named)"
                 )
             selected.append(by_reference[reference])
+            if max_evidence is not None and len(selected) > max_evidence:
+                raise _too_many(max_evidence)
         evidence = selected
-    if max_evidence is not None and len(evidence) > max_evidence:
-        raise ValueError(
-            f"evidence count exceeds configured maximum {max_evidence}: the bundle yields {len(evidence)} "
-            f"passages, more than max_evidence={max_evidence}"
-        )
     return tuple(evidence)

@@ -45,6 +45,7 @@ class BatchedLogits:
         padded_tokens: tensor cells fed to the model (rows × padded length, summed).
         batches: onnxruntime runs.
         truncated_pairs: encodings cut to the maximum length.
+        overflowing: bool (n,), caller order: which encodings were cut (``None``: not recorded).
     """
 
     logits: np.ndarray
@@ -52,6 +53,7 @@ class BatchedLogits:
     padded_tokens: int
     batches: int
     truncated_pairs: int
+    overflowing: Optional[np.ndarray] = None
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,13 @@ class ScorerStats:
         padded_tokens: tensor cells fed to the model (rows × padded length summed
             over batches), i.e. real tokens plus padding.
         truncated_pairs: distinct pairs cut to the manifest's ``max_length``
-            (``longest_first``), as the reference CrossEncoder also does silently.
+            (``longest_first``), as the reference CrossEncoder also does silently; pairs
+            served from the score store count as when they were scored (the row keeps the flag).
         store_hits: distinct pairs served from the score store (docs/score-store.md),
             not run; the token and batch counters count only what ran.
         store_misses: distinct pairs looked up in the score store and run (then stored).
-        store_rejected: stored rows that failed their checksum (counted as misses too).
+        store_rejected: stored rows that failed their MAC (written without this store's key:
+            forged, edited or from a verifier before the MAC), size or finiteness (counted as misses too).
         store_errors: score store operations that failed and were skipped (logged).
     """
 
@@ -148,10 +152,10 @@ class ScorerStats:
         }
 
     def plus(
-        self, *, pairs: int, unique_pairs: int, run: BatchedLogits, store: tuple[int, int, int, int] = (0, 0, 0, 0)
+        self, *, pairs: int, unique_pairs: int, run: BatchedLogits, store: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
     ) -> "ScorerStats":
         """These counters after one more call of ``pairs`` pairs that ran as ``run``; ``store`` is the
-        score store's (hits, misses, rejected, errors) for it."""
+        score store's (hits, misses, rejected, errors, hits that had been truncated) for it."""
         return ScorerStats(
             calls=self.calls + 1,
             pairs=self.pairs + pairs,
@@ -159,7 +163,7 @@ class ScorerStats:
             batches=self.batches + run.batches,
             real_tokens=self.real_tokens + run.real_tokens,
             padded_tokens=self.padded_tokens + run.padded_tokens,
-            truncated_pairs=self.truncated_pairs + run.truncated_pairs,
+            truncated_pairs=self.truncated_pairs + run.truncated_pairs + store[4],
             store_hits=self.store_hits + store[0],
             store_misses=self.store_misses + store[1],
             store_rejected=self.store_rejected + store[2],
@@ -279,11 +283,12 @@ def run_batches(
         )
         padded += int(feed["input_ids"].size)
         out[indices] = run(feed, indices, number, len(batches))
-    truncated = sum(1 for encoding in encodings if encoding.overflowing)
+    overflowing = np.fromiter((bool(encoding.overflowing) for encoding in encodings), dtype=bool, count=len(encodings))
     return BatchedLogits(
         logits=out,
         real_tokens=int(lengths.sum()),
         padded_tokens=padded,
         batches=len(batches),
-        truncated_pairs=truncated,
+        truncated_pairs=int(overflowing.sum()),
+        overflowing=overflowing,
     )

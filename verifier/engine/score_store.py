@@ -6,7 +6,8 @@ inside :class:`verifier.engine.scorer.OnnxScorer` between tokenization and onnxr
 logits are inserted, and the call's logits are assembled in caller order before the one softmax,
 so a hit goes through exactly the arithmetic of a miss and results are byte-identical.
 
-Stored: the float32 logits (12 raw bytes, model label order) with a per-row checksum, under
+Stored: the float32 logits (12 raw bytes, model label order) and whether the pair was truncated
+(1 byte), authenticated by an HMAC-SHA256 under a secret key (:mod:`verifier.engine.store_key`), under
 ``sha256(context ‖ len ‖ premise ‖ len ‖ hypothesis)``; ``context`` digests everything else that
 can change the bits (:func:`score_context`). Reused only where a pair's bits do not depend on its
 batch (:func:`store_bypass_reason`); otherwise bypassed with a warning.
@@ -14,47 +15,43 @@ batch (:func:`store_bypass_reason`); otherwise bypassed with a warning.
 The file (:class:`ScoreStore`): SQLite, WAL, busy timeout, several processes on one machine; a
 ``store_format`` table with magic and version rows (anything else: :class:`ScoreStoreError`
 naming the path); at most ``max_rows`` rows, least recently used evicted first. A row failing its
-checksum is a miss plus a warning; a database error while running is logged and skipped.
+MAC (written without this key: edited, or by a verifier before the MAC) is a miss plus a warning;
+a database error while running is logged and skipped.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import hmac
 import logging
 import os
-import platform
 import sqlite3
 import stat
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 
 from .batching import BatchedLogits
-from .manifest import TOKENIZER_NAME
-from .tokenization import TRUNCATION
-from .session import effective_config_entries
+from .store_context import KEY_FORMAT, context_digest, pair_keys, score_context, store_bypass_reason
+from .store_key import MAC_BYTES, ScoreStoreError, default_key_path, load_key, row_mac
 from ..options import DEFAULT_SCORE_CACHE_MAX_ROWS
-from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .loaded import LoadedModel, SessionSettings
 
 __all__ = [
     "FORMAT_MAGIC", "FORMAT_VERSION", "DEFAULT_MAX_ROWS", "DEFAULT_BUSY_TIMEOUT_S", "ScoreStoreError",
-    "ScoreStore", "StoreCall", "StoredLogits", "StoreSettings", "attach_store", "score_context", "context_digest", "pair_keys", "store_bypass_reason",
+    "ScoreStore", "Lookup", "default_key_path", "StoreCall", "StoredLogits", "StoreSettings", "attach_store", "score_context", "context_digest", "pair_keys", "store_bypass_reason",
 ]
 
 _LOG = logging.getLogger("verifier.engine")
 
 #: Value of the ``magic`` row of the ``store_format`` table.
 FORMAT_MAGIC = "onnx-claim-verifier score store"
-#: Value of its ``version`` row (the schema below and the key format).
-FORMAT_VERSION = 1
+#: Value of its ``version`` row (the schema below and the key format, :data:`~verifier.engine.store_context.KEY_FORMAT`).
+FORMAT_VERSION = KEY_FORMAT
 #: Default bound of the store in rows.
 DEFAULT_MAX_ROWS = DEFAULT_SCORE_CACHE_MAX_ROWS
 #: How long a write waits for another process's write before it is skipped.
@@ -62,126 +59,30 @@ DEFAULT_BUSY_TIMEOUT_S = 10.0
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _WIDTH = 3  # logits per row
-_ROW_BYTES = 4 * _WIDTH
+_ROW_BYTES = 4 * _WIDTH + 1  # the logits, then 1 byte: 1 if the pair was truncated, else 0
 _CHUNK = 500  # keys per SELECT (well under SQLite's variable limit)
 _SCHEMA = (
     "CREATE TABLE store_format (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # seq: renewed on use; rows with seq <= max(seq) - max_rows are evicted. key: sha256 of the pair
-    # in its context; logits: 3 float32 little-endian; checksum: sha256(key || logits)[:8].
+    # in its context; logits: 3 float32 little-endian then a truncation byte (0/1); checksum:
+    # HMAC-SHA256(secret key, key || logits) (store_key.py; rows of the old sha256(key || logits)[:8] are misses).
     "CREATE TABLE scores (seq INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, logits BLOB NOT NULL, "
     "checksum BLOB NOT NULL)",
 )
 _COLUMNS = ("seq", "key", "logits", "checksum")
 
 
-class ScoreStoreError(ClaimVerificationError):
-    """The score store file cannot be used: not SQLite, another schema or version, unreadable or unwritable."""
-
-
-# ---------------------------------------------------------------- keys
-
-
-@lru_cache(maxsize=1)
-def _cpu() -> str:
-    """The CPU model and instruction-set flags (Linux), else ``platform.processor()``: kernels differ by ISA."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
-            fields: dict[str, str] = {}
-            for line in handle:
-                if not line.strip():
-                    break  # the first processor is enough
-                name, _, value = line.partition(":")
-                fields[name.strip()] = value.strip()
-        flags = " ".join(sorted(fields.get("flags", fields.get("Features", "")).split()))
-        return f"{fields.get('model name', '')}; flags sha256 {hashlib.sha256(flags.encode()).hexdigest()[:16]}"
-    except OSError:
-        return platform.processor()
-
-
-def _onnxruntime_version() -> Optional[str]:
-    try:
-        import onnxruntime  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:  # pragma: no cover - the engine needs it
-        return None
-    return str(onnxruntime.__version__)
-
-
-def score_context(loaded: "LoadedModel", *, variant: Optional[str], padding: str, session: "SessionSettings") -> dict[str, Any]:
-    """Everything besides the pair that determines a pair's logits, as a JSON-ready dict."""
-    manifest = loaded.manifest
-    tokenizer = manifest.files.get(TOKENIZER_NAME)
-    factory = session.factory
-    return {
-        "key_format": FORMAT_VERSION,
-        "model_sha256": manifest.files[loaded.directory.model_file].sha256,
-        "model_file": loaded.directory.model_file,
-        "variant": variant,
-        "tokenizer_sha256": tokenizer.sha256 if tokenizer is not None else None,
-        "attention": manifest.attention,
-        "max_length": manifest.max_length,
-        "truncation": TRUNCATION,
-        "padding": padding,
-        "pad_token_id": manifest.pad_token_id,
-        "inputs": list(loaded.input_names),
-        "onnxruntime": _onnxruntime_version(),
-        "providers": list(loaded.providers),
-        "graph_optimization_level": session.graph_optimization_level,
-        "intra_op_num_threads": session.intra_op_num_threads,
-        # the entries the session really got (the engine's defaults included): a default that changes
-        # the arithmetic (an int8 fusion) must change the key, never reuse rows scored without it
-        "session_config_entries": effective_config_entries(session.config_entries),
-        "session_factory": f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', type(factory).__name__)}",
-        "machine": platform.machine(),
-        "cpu": _cpu(),
-    }
-
-
-def context_digest(context: dict[str, Any]) -> bytes:
-    """sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of a :func:`score_context`."""
-    text = json.dumps(context, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).digest()
-
-
-def pair_keys(context: bytes, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
-    """The 32-byte key of each pair: ``sha256(context ‖ len ‖ premise ‖ len ‖ hypothesis)`` (UTF-8, 8-byte lengths)."""
-    keys = []
-    for premise, hypothesis in pairs:
-        p = premise.encode("utf-8", "surrogatepass")
-        h = hypothesis.encode("utf-8", "surrogatepass")
-        keys.append(hashlib.sha256(context + len(p).to_bytes(8, "big") + p + len(h).to_bytes(8, "big") + h).digest())
-    return keys
-
-
-def store_bypass_reason(loaded: "LoadedModel", *, variant: Optional[str], padding: str) -> Optional[str]:
-    """Why this engine's scores may not be reused (``None``: they may).
-
-    Reused only where a pair's bits do not depend on the other pairs of its
-    call: the CPU execution provider, and either ``padding="none"`` (each pair
-    alone, unpadded) or a float32 graph (``model.onnx``, or a variant the
-    exporter describes as float32). A dynamic-int8 graph quantizes activations
-    per batch (docs/serving.md), so only ``padding="none"`` makes it reusable.
-    """
-    if tuple(loaded.providers) != ("CPUExecutionProvider",):
-        return f"providers {', '.join(loaded.providers)}: bit-identity across batches is measured on the CPU provider only"
-    if padding == "none":
-        return None
-    if variant is None:
-        return None
-    record = loaded.manifest.variants.get(variant)
-    description = record.description.lower() if record is not None else ""
-    if description.startswith("float32") and "int8" not in description and "quantiz" not in description:
-        return None
-    return (
-        f"variant {variant!r} is not a float32 graph, so a pair's scores depend on the other pairs of its padded "
-        'batch; reusing them needs padding="none" (serve --padding none)'
-    )
-
-
-def _checksum(key: bytes, logits: bytes) -> bytes:
-    return hashlib.sha256(key + logits).digest()[:8]
-
-
 # ---------------------------------------------------------------- the file
+
+
+class Lookup(NamedTuple):
+    """What :meth:`ScoreStore.get` found for ``n`` keys."""
+
+    found: np.ndarray  #: bool (n,): the key has a valid row
+    logits: np.ndarray  #: float32 (n, 3), model label order (zeros where not found)
+    truncated: np.ndarray  #: bool (n,): the pair was cut to the maximum length when it was scored
+    stale: list[int]  #: indices of found rows in the older half of the window (to renew)
+    rejected: int  #: rows that failed their MAC, size, type or finiteness (misses, logged)
 
 
 class ScoreStore:
@@ -195,14 +96,19 @@ class ScoreStore:
             directory must exist).
         max_rows: most rows kept (≥ 1; default :data:`DEFAULT_MAX_ROWS`).
         busy_timeout_s: how long an operation waits for another process's write.
+        key_file: the secret key rows are authenticated with (must exist); ``None``:
+            ``PATH.key`` beside the store, created (0600) when missing
+            (:func:`verifier.engine.store_key.load_key`).
 
     Raises:
         ValueError: an argument out of range.
-        ScoreStoreError: the file is not a score store of this version, or cannot be opened.
+        ScoreStoreError: the file is not a score store of this version, or cannot be opened;
+            the key file is missing (given), unreadable or too short.
     """
 
     def __init__(self, path: "str | os.PathLike[str]", *, max_rows: int = DEFAULT_MAX_ROWS,
-                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+                 key_file: "str | os.PathLike[str] | None" = None) -> None:
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
             raise ValueError(f"max_rows must be an integer >= 1, got {max_rows!r}")
         if not busy_timeout_s > 0:
@@ -213,6 +119,11 @@ class ScoreStore:
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._conn = self._open()
+        try:
+            self._key, self.key_file = load_key(self.path, Path(key_file) if key_file is not None else None)
+        except BaseException:
+            self._conn.close()
+            raise
 
     def __repr__(self) -> str:
         return f"ScoreStore({str(self.path)!r}, max_rows={self.max_rows})"
@@ -297,20 +208,21 @@ class ScoreStore:
 
     # ------------------------------------------------------------------ rows
 
-    def get(self, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, list[int], int]:
+    def get(self, keys: Sequence[bytes]) -> "Lookup":
         """Look ``keys`` up.
 
         Returns:
-            ``(found, logits, stale, rejected)``: a bool mask per key, float32
-            ``(n, 3)`` logits (rows where ``found``), the indices of found rows
-            in the older half of the window (to renew with :meth:`put`), and
-            how many rows failed their checksum (not found, logged).
+            A :class:`Lookup`: a bool mask per key, float32 ``(n, 3)`` logits and
+            bool truncation flags (rows where ``found``), the indices of found rows
+            in the older half of the window (to renew with :meth:`put`), and how
+            many rows failed their MAC, size, type or finiteness (not found, logged).
 
         Raises:
             sqlite3.Error: the database failed (callers treat it as all misses).
         """
         found = np.zeros(len(keys), dtype=bool)
         logits = np.zeros((len(keys), _WIDTH), dtype=np.float32)
+        truncated = np.zeros(len(keys), dtype=bool)
         position = {key: index for index, key in enumerate(keys)}
         stale: list[int] = []
         rejected = 0
@@ -325,23 +237,35 @@ class ScoreStore:
                     index = position.get(bytes(key))
                     if index is None:  # pragma: no cover - SQLite returns only what was asked
                         continue
-                    # A damaged row (a value of another SQLite type, a wrong length or checksum) is a miss.
+                    # A row written without this key (forged, edited, or by a verifier before the MAC),
+                    # of another SQLite type or length, or not finite is a miss.
                     typed = isinstance(blob, bytes) and isinstance(checksum, bytes) and type(seq) is int
-                    row = np.frombuffer(blob, dtype="<f4") if typed and len(blob) == _ROW_BYTES else None
-                    if row is None or checksum != _checksum(bytes(key), blob) or not np.isfinite(row).all():
+                    sized = typed and len(blob) == _ROW_BYTES and len(checksum) == MAC_BYTES
+                    if not sized or not hmac.compare_digest(checksum, row_mac(self._key, bytes(key), blob)):
+                        rejected += 1
+                        continue
+                    row = np.frombuffer(blob, dtype="<f4", count=_WIDTH)
+                    if not np.isfinite(row).all() or blob[-1] not in (0, 1):
                         rejected += 1
                         continue
                     found[index] = True
                     logits[index] = row
+                    truncated[index] = blob[-1] == 1
                     if int(seq) <= renew_below:
                         stale.append(index)
         if rejected:
-            _LOG.warning("score store %s: %d rows failed their checksum; rescored and rewritten", self.path, rejected)
-        return found, logits, stale, rejected
+            _LOG.warning(
+                "score store %s: %d rows failed their MAC (written without the key %s: edited, forged or from a "
+                "verifier before the MAC) or their size; rescored and rewritten", self.path, rejected, self.key_file,
+            )
+        return Lookup(found, logits, truncated, stale, rejected)
 
-    def put(self, keys: Sequence[bytes], logits: np.ndarray, renew: Sequence[bytes] = ()) -> int:
+    def put(self, keys: Sequence[bytes], logits: np.ndarray, renew: Sequence[bytes] = (),
+            truncated: "Sequence[bool] | np.ndarray | None" = None) -> int:
         """Insert (or overwrite) ``keys`` with float32 ``logits`` (n, 3), renew ``renew``, evict beyond ``max_rows``.
 
+        ``truncated``: per key, whether the pair was cut to the model's maximum length (default
+        none), read back by :meth:`get` so a warm run reports truncation as a cold one.
         One write transaction. Returns the number of rows evicted.
 
         Raises:
@@ -350,6 +274,9 @@ class ScoreStore:
         values = np.ascontiguousarray(logits, dtype="<f4").reshape(-1, _WIDTH)
         if len(values) != len(keys):
             raise ValueError(f"{len(keys)} keys but {len(values)} logit rows")
+        flags = np.zeros(len(keys), dtype=bool) if truncated is None else np.asarray(truncated, dtype=bool).reshape(-1)
+        if len(flags) != len(keys):
+            raise ValueError(f"{len(keys)} keys but {len(flags)} truncation flags")
         if not len(keys) and not renew:
             return 0
         with self._lock:
@@ -358,10 +285,10 @@ class ScoreStore:
             try:
                 seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM scores").fetchone()[0])
                 rows = []
-                for key, row in zip(keys, values):
-                    blob = row.tobytes()
+                for key, row, flag in zip(keys, values, flags):
+                    blob = row.tobytes() + (b"\x01" if flag else b"\x00")
                     seq += 1
-                    rows.append((seq, key, blob, _checksum(key, blob)))
+                    rows.append((seq, key, blob, row_mac(self._key, key, blob)))
                 conn.executemany(
                     "INSERT INTO scores (seq, key, logits, checksum) VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE "
                     "SET seq = excluded.seq, logits = excluded.logits, checksum = excluded.checksum",
@@ -402,12 +329,14 @@ _STORE_FAILURES = (sqlite3.Error, OverflowError)
 
 @dataclass(frozen=True)
 class StoreCall:
-    """What the store did for one scorer call (distinct pairs): served, run, rejected, failed operations."""
+    """What the store did for one scorer call (distinct pairs): served, run, rejected, failed operations,
+    and how many of the served pairs had been truncated when they were scored."""
 
     hits: int = 0
     misses: int = 0
     rejected: int = 0
     errors: int = 0
+    truncated_hits: int = 0
 
 
 class StoredLogits:
@@ -427,34 +356,41 @@ class StoredLogits:
         keys = pair_keys(self.context, pairs)
         errors = 0
         try:
-            found, logits, stale, rejected = self.store.get(keys)
+            found, logits, flags, stale, rejected = self.store.get(keys)
+            truncated_hits = int(flags[found].sum())
         except _STORE_FAILURES as exc:
             _LOG.warning("score store %s: lookup failed (%s); scoring without it", self.store.path, exc)
             found, logits, stale, rejected, errors = np.zeros(len(keys), dtype=bool), None, [], 0, 1
+            truncated_hits = 0
         misses = [index for index in range(len(keys)) if not found[index]]
         if misses:
             ran = run(misses)
         else:
-            ran = BatchedLogits(np.zeros((0, _WIDTH), dtype=np.float32), 0, 0, 0, 0)
+            ran = BatchedLogits(np.zeros((0, _WIDTH), dtype=np.float32), 0, 0, 0, 0, np.zeros(0, dtype=bool))
         if logits is None:
             logits = ran.logits
         elif misses:
             logits[misses] = ran.logits
         if errors == 0 and (misses or stale):
             try:
-                self.store.put([keys[i] for i in misses], ran.logits, renew=[keys[i] for i in stale])
+                self.store.put([keys[i] for i in misses], ran.logits, renew=[keys[i] for i in stale],
+                               truncated=ran.overflowing)
             except _STORE_FAILURES as exc:
                 _LOG.warning("score store %s: insert failed (%s); these scores are not stored", self.store.path, exc)
                 errors += 1
-        return logits, ran, StoreCall(hits=len(keys) - len(misses), misses=len(misses), rejected=rejected, errors=errors)
+        call = StoreCall(hits=len(keys) - len(misses), misses=len(misses), rejected=rejected, errors=errors,
+                         truncated_hits=truncated_hits)
+        return logits, ran, call
 
 
 @dataclass(frozen=True)
 class StoreSettings:
-    """Where the score store lives and how big it may grow (``RuntimeOptions.score_cache``/``score_cache_max_rows``)."""
+    """Where the score store lives, how big it may grow and its key file (``RuntimeOptions.score_cache``,
+    ``score_cache_max_rows``, ``score_cache_key``; ``key_file=None``: ``PATH.key`` beside it)."""
 
     path: Path
     max_rows: int = DEFAULT_MAX_ROWS
+    key_file: Optional[Path] = None
 
 
 def attach_store(
@@ -467,7 +403,7 @@ def attach_store(
     Raises:
         ScoreStoreError: the file is not a score store of this version, or cannot be opened.
     """
-    store = ScoreStore(settings.path, max_rows=settings.max_rows)
+    store = ScoreStore(settings.path, max_rows=settings.max_rows, key_file=settings.key_file)
     reason = store_bypass_reason(loaded, variant=variant, padding=padding)
     if reason is not None:
         store.close()

@@ -73,6 +73,13 @@ __all__ = [
 _LOG = logging.getLogger("verifier.engine")
 
 
+def _distinct(pairs: Sequence[tuple[str, str]]) -> tuple[dict[tuple[str, str], int], np.ndarray]:
+    """Each distinct pair's index in first-seen order, and int64 (n,) the index of each of ``pairs``."""
+    first_seen: dict[tuple[str, str], int] = {}
+    inverse = np.fromiter((first_seen.setdefault(pair, len(first_seen)) for pair in pairs), dtype=np.int64, count=len(pairs))
+    return first_seen, inverse
+
+
 class OnnxScorer(ModelHandle):
     """Scores (premise, hypothesis) pairs with one exported NLI cross-encoder on onnxruntime.
 
@@ -116,6 +123,8 @@ class OnnxScorer(ModelHandle):
         score_cache: a persistent score store file (docs/score-store.md; ``None``: none): distinct
             pairs already scored by this engine configuration are not run again. Opened at load.
         score_cache_max_rows: the store's bound in rows (least recently used rows go first).
+        score_cache_key: the store's secret key file (must exist; ``None``: ``score_cache`` + ``.key``,
+            created 0600 when missing); rows are authenticated with HMAC-SHA256 under it.
         missing_hint: appended to the load error when ``model_dir`` does not exist (``from_options``
             passes where the default lookup looked, :func:`verifier.options.describe_lookup`).
 
@@ -151,6 +160,7 @@ class OnnxScorer(ModelHandle):
         enable_mem_pattern: bool = False,
         score_cache: Optional[Path] = None,
         score_cache_max_rows: int = DEFAULT_MAX_ROWS,
+        score_cache_key: Optional[Path] = None,
         missing_hint: str = "",
     ) -> None:
         if padding not in PADDING_LAYOUTS:
@@ -188,7 +198,8 @@ class OnnxScorer(ModelHandle):
             expected_model=expected_model,
             expected_revision=expected_revision,
             padding=padding,
-            score_cache=StoreSettings(Path(score_cache), int(score_cache_max_rows)) if score_cache is not None else None,
+            score_cache=None if score_cache is None else StoreSettings(
+                Path(score_cache), int(score_cache_max_rows), None if score_cache_key is None else Path(score_cache_key)),
             missing_hint=missing_hint,
         )
 
@@ -241,6 +252,7 @@ class OnnxScorer(ModelHandle):
             enable_mem_pattern=options.enable_mem_pattern,
             score_cache=options.score_cache,
             score_cache_max_rows=options.score_cache_max_rows,
+            score_cache_key=options.score_cache_key,
             missing_hint=(
                 missing_hint if missing_hint is not None
                 else describe_lookup(model, revision) if options.model_dir is None else ""
@@ -310,17 +322,14 @@ class OnnxScorer(ModelHandle):
         pairs in the score store not at all (``run`` then counts only what ran).
         """
         loaded = self._ensure_loaded()
-        first_seen: dict[tuple[str, str], int] = {}
-        inverse = np.fromiter(
-            (first_seen.setdefault(pair, len(first_seen)) for pair in encoded.pairs), dtype=np.int64, count=len(encoded)
-        )
+        first_seen, inverse = _distinct(encoded.pairs)
         unique = [encoded.encodings[i] for i in np.unique(inverse, return_index=True)[1]]
-        store, counts = self._store, (0, 0, 0, 0)
+        store, counts = self._store, (0, 0, 0, 0, 0)
         if store is not None and unique:
             logits, run, call = store.logits(
                 list(first_seen), lambda misses: loaded.run_encoded([unique[i] for i in misses], self._batching)
             )
-            counts = (call.hits, call.misses, call.rejected, call.errors)
+            counts = (call.hits, call.misses, call.rejected, call.errors, call.truncated_hits)
         else:
             run = loaded.run_encoded(unique, self._batching)
             logits = run.logits
@@ -352,15 +361,12 @@ class OnnxScorer(ModelHandle):
         if not checked:
             return np.zeros((0, len(OUTPUT_LABELS)), dtype=np.float32), np.arange(len(OUTPUT_LABELS))
         loaded = self._ensure_loaded()
-        first_seen: dict[tuple[str, str], int] = {}
-        inverse = np.fromiter(
-            (first_seen.setdefault(pair, len(first_seen)) for pair in checked), dtype=np.int64, count=len(checked)
-        )
+        first_seen, inverse = _distinct(checked)
         unique = list(first_seen)
-        store, counts = self._store, (0, 0, 0, 0)
+        store, counts = self._store, (0, 0, 0, 0, 0)
         if store is not None:
             found, run, call = store.logits(unique, lambda misses: loaded.run([unique[i] for i in misses], self._batching))
-            counts = (call.hits, call.misses, call.rejected, call.errors)
+            counts = (call.hits, call.misses, call.rejected, call.errors, call.truncated_hits)
         else:
             run = loaded.run(unique, self._batching)
             found = run.logits

@@ -131,7 +131,7 @@ class _ScoreStoreCollector:
     _HELP = {
         "hits": "distinct pairs served from the score store (not run)",
         "misses": "distinct pairs looked up in the score store and run",
-        "rejected": "stored rows that failed their checksum (rescored)",
+        "rejected": "stored rows that failed their MAC, size or finiteness (rescored)",
         "errors": "score store operations that failed and were skipped",
     }
 

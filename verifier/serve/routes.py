@@ -25,7 +25,7 @@ from .. import __version__
 from ..decision.bundle import BundleClaimRequest, bundle_evidence
 from ..engine.coalesce import ScorerBusy, ScorerClosed, ScorerTimeout
 from ..engine.model_directory import OUTPUT_LABELS
-from ..types import ClaimRequest, ClaimVerification, ClaimVerificationError, check_text
+from ..types import ClaimVerification, ClaimVerificationError, check_text
 from ..validation import ValidRequest, validate_request
 from .service import Service
 from .auth import check_bearer
@@ -65,7 +65,7 @@ def _validate(service: Service, item: Any, *, prefix: str = "") -> ValidRequest:
         raise ApiError(422, "invalid_request", f"a claim request must be a JSON object, got {type(item).__name__}",
                        field=prefix.rstrip(".") or None)
     try:
-        return validate_request(ClaimRequest.model_validate(item), verifier.config, service.runtime.limits)
+        return validate_request(item, verifier.config, service.runtime.limits)  # counts passages before parsing them
     except ValueError as exc:  # InputError and pydantic's ValidationError
         raise input_problem(exc, prefix=prefix) from None
 
@@ -133,7 +133,8 @@ async def verify_bundle(request: Request) -> Response:
     except ValidationError as exc:
         raise input_problem(exc) from None
     try:
-        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=verifier.config.max_evidence)
+        evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=verifier.config.max_evidence,
+                                   max_candidates=service.runtime.limits.max_bundle_candidates)
     except ValueError as exc:
         field = "evidence_refs" if "evidence_refs" in str(exc) else "bundle"
         raise ApiError(422, "invalid_request", str(exc), field=field) from None

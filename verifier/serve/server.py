@@ -22,6 +22,11 @@ tests start on a loopback port). What it adds to a plain ``uvicorn.Server``:
   model work cancelled); uvicorn's own ``timeout_graceful_shutdown`` is only a
   backstop ten seconds later.
 
+* **a head limit** (:data:`MAX_HEAD_BYTES`): a request line plus headers over
+  16 KiB is answered 431 and the connection closed, however the bytes arrive.
+  h11's ``max_incomplete_event_size`` alone only bounds a head still
+  incomplete in its buffer, so a 100 KB head sent in one write was accepted.
+
 HTTP/1.1 is spoken by uvicorn's h11 protocol (its default without
 ``httptools``), subclassed here for the limit and the header timeout.
 """
@@ -36,6 +41,7 @@ import os
 import socket
 from typing import Any, ClassVar, Optional
 
+import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -43,7 +49,7 @@ from .app import create_app
 from .metrics import Metrics
 from .service import ServerSettings, Service
 
-__all__ = ["HttpServer", "create_server", "connection_limits", "FD_RESERVE", "DEFAULT_BACKLOG"]
+__all__ = ["HttpServer", "create_server", "connection_limits", "FD_RESERVE", "DEFAULT_BACKLOG", "MAX_HEAD_BYTES"]
 
 _LOG = logging.getLogger("verifier.serve")
 
@@ -53,6 +59,33 @@ FD_RESERVE = 64
 DEFAULT_BACKLOG = 2048
 #: Seconds after ``shutdown_grace_s`` at which uvicorn cancels whatever is still running.
 _BACKSTOP_S = 10
+#: Largest request head (request line, headers, the blank line) in bytes: h11's and uvicorn's default
+#: incomplete-event bound, 16 KiB (docs/serving.md, "Errors and limits"); larger heads get 431.
+MAX_HEAD_BYTES = 16 * 1024
+
+
+class _HeadLimitedConnection(h11.Connection):
+    """h11's server connection refusing (431) a request head over ``max_head_bytes`` even when it arrived whole."""
+
+    def __init__(self, max_head_bytes: int) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=max_head_bytes)
+        self.max_head_bytes = max_head_bytes
+        self.refused_status: Optional[int] = None
+
+    def next_event(self) -> Any:
+        expecting_head = self.their_state is h11.IDLE
+        before = len(self.trailing_data[0]) if expecting_head else 0
+        try:
+            event = super().next_event()
+        except h11.RemoteProtocolError as exc:  # h11's own "Receive buffer too long" carries the 431 hint
+            self.refused_status = exc.error_status_hint
+            raise
+        if expecting_head and isinstance(event, h11.Request):
+            size = before - len(self.trailing_data[0])  # the bytes this head took from the buffer
+            if size > self.max_head_bytes:
+                self.refused_status = 431
+                raise h11.RemoteProtocolError(f"request head of {size} bytes, over {self.max_head_bytes}", 431)
+        return event
 
 
 def _open_descriptors() -> int:
@@ -110,6 +143,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.conn = _HeadLimitedConnection(MAX_HEAD_BYTES)
         self._header_timer: Optional[asyncio.TimerHandle] = None
         self._refused = False
         self._counted = False
@@ -145,6 +179,24 @@ class GuardedH11Protocol(H11Protocol):
         super().on_response_complete()
         if not self.transport.is_closing() and not self._serving():
             self._arm()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 refuses: 431 for a head over :data:`MAX_HEAD_BYTES`, else its 400."""
+        conn = self.conn
+        if not isinstance(conn, _HeadLimitedConnection) or conn.refused_status != 431:
+            super().send_400_response(msg)
+            return
+        body = json.dumps({"error": {
+            "type": "headers_too_large",
+            "message": f"request headers over {conn.max_head_bytes} bytes",
+            "limit": f"max_head_bytes={conn.max_head_bytes}",
+        }}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"connection", b"close")]
+        for event in (h11.Response(status_code=431, headers=headers, reason=b"Request Header Fields Too Large"),
+                      h11.Data(data=body), h11.EndOfMessage()):
+            self.transport.write(conn.send(event) or b"")
+        self.transport.close()
 
     def _serving(self) -> bool:
         """A request's headers arrived and its response is not complete."""
