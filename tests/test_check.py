@@ -95,7 +95,10 @@ def test_an_edited_score_is_found() -> None:
     data = _edit(results()[1])
     data["group_scores"][0]["entailment"] = 0.5  # type: ignore[index]
     data["group_scores"][0]["neutral"] = 0.49  # type: ignore[index]
-    assert check_result(data).problems[-1].startswith("result_sha256 does not match")
+    problems = check_result(data).problems
+    assert any(problem.startswith("result_sha256 does not match") for problem in problems)
+    # and the replay from the scores alone: the support's entailment is now below the 0.8 threshold
+    assert "the supporting group's recorded entailment is below entailment_threshold 0.8" in problems
 
 
 def test_an_edited_claim_is_found() -> None:
@@ -244,6 +247,8 @@ def test_the_command_prints_what_it_could_not_verify(capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err.splitlines()
     assert err == [
         "note: 5 records: evidence_sha256 not checked (a result holds no evidence: check_result(record, evidence=the passages) checks it)",
+        "note: 5 records: decision replayed from the scores only: the guards read the passages, which a result "
+        "does not carry (check --inputs, or check_result(record, evidence=the passages), replays the whole procedure)",
         "note: 2 records: resolved_revision (what ran) is covered by no digest",
         "checked 5 records: 5 ok, 0 with problems",
     ]

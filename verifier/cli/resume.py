@@ -15,7 +15,9 @@ writes for the *current* input row with its id:
   byte as verify renders it;
 * a result must carry this run's ``configuration_sha256``, check out
   (:func:`verifier.decision.check.check_result`: its claim, evaluation and
-  result digests and its configuration), and answer the current row: the same
+  result digests and its configuration, and a replay of the decision procedure
+  over its recorded scores and the current row's passages: an edited status
+  whose digests were recomputed is refused), and answer the current row: the same
   line, claim and evidence digests, ``as_of`` and ``requires_complete_set``
   (:func:`~verifier.cli.bulk.row_fingerprint`);
 * an error row must report the current row, still invalid with the same error;
@@ -47,6 +49,7 @@ from .bulk import (
     row_fingerprint,
     row_id,
 )
+from .audit_inputs import RowCursor
 from .errors import Failure, UsageError
 from .inputs import InputRow, InvalidRow
 
@@ -175,7 +178,16 @@ class _Done:
             record = parse_result(result)
         except ValueError as exc:
             raise self.refuse(number, f"holds {exc}", key) from None
-        report = check_result(record, config=self.config)
+        row = self.find(key)
+        answers = isinstance(row, InputRow) and row_fingerprint(row) == result_fingerprint(line, record)
+        if answers:  # the whole procedure replayed over the record's scores (a stale line is named below)
+            assert isinstance(row, InputRow)
+            report = check_result(
+                record, config=self.config, evidence=row.request.evidence,
+                requires_complete_set=row.request.requires_complete_set,
+            )
+        else:
+            report = check_result(record, config=self.config)
         if not report.ok:
             raise self.refuse(number, f"holds a result that does not check out: {report.problems[0]}", key)
         if envelope_text(key, line, result=record.model_dump_json()).encode("utf-8", "surrogatepass") != raw:
@@ -281,12 +293,6 @@ def _repeated(path: Path, repeated: set[bytes], option: str) -> UsageError:
 
 
 def find_row(rows: Callable[[], Iterator["InputRow | InvalidRow"]]) -> RowFinder:
-    """A :data:`RowFinder` over fresh reads of the input."""
-
-    def find(key: str) -> "Optional[InputRow | InvalidRow]":
-        for item in rows():
-            if row_id(item) == key:
-                return item
-        return None
-
-    return find
+    """A :data:`RowFinder` over reads of the input, each search going on from the last row found
+    (:class:`~verifier.cli.audit_inputs.RowCursor`: an output in input order is matched in one read)."""
+    return RowCursor(rows, row_id).find
