@@ -86,6 +86,8 @@ def test_an_edited_status_is_found() -> None:
     data = _edit(contested, status="supported", refuting_group=[], refuting_basis=None)
     assert check_result(data).problems == (
         "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+        # the replay from the scores: m2's contradiction 0.97 is a refutation, which the status drops
+        "a recorded contradiction >= 0.8 is a refutation unless its guard dropped it (uncorroborated_model_contradiction), but the status is supported",
     )
     inconsistent = check_result(_edit(contested, status="supported"))
     assert "status supported with a refuting group" in inconsistent.problems
@@ -218,6 +220,7 @@ def test_a_record_never_checks_out_because_it_claims_an_older_schema(
     assert check_result(forged).problems == (
         "evaluation_id does not match the input digests (a digest or the schema version was edited)",
         "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+        "a recorded contradiction >= 0.8 is a refutation unless its guard dropped it (uncorroborated_model_contradiction), but the status is supported",
     )
     path = tmp_path / "forged.jsonl"
     path.write_text(json.dumps(forged) + "\n", encoding="utf-8")
@@ -234,6 +237,7 @@ def test_a_record_never_checks_out_because_it_claims_an_older_schema(
     half = {**forged, "evaluation_id": _legacy(forged)["evaluation_id"]}
     assert check_result(half).problems == (
         "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+        "a recorded contradiction >= 0.8 is a refutation unless its guard dropped it (uncorroborated_model_contradiction), but the status is supported",
     )
 
 

@@ -72,7 +72,10 @@ def test_the_genuine_refuted_record_replays_and_the_forged_one_does_not() -> Non
     # The digests alone are consistent: the old check (digests and structure) found nothing.
     assert ClaimVerification.model_validate(forged).result_sha256 == forged["result_sha256"]
     without = check_result(forged)
-    assert without.problems == ("the supporting group's recorded entailment is below entailment_threshold 0.8",)
+    assert without.problems == (
+        "the supporting group's recorded entailment is below entailment_threshold 0.8",
+        "a recorded contradiction >= 0.8 is a refutation unless its guard dropped it (uncorroborated_model_contradiction), but the status is supported",
+    )
     replayed = check_result(forged, evidence=evidence)
     assert "the replay gives status 'refuted', the record says 'supported'" not in replayed.problems  # worded by value
     assert "the replay gives status refuted, the record says supported" in replayed.problems
@@ -136,6 +139,7 @@ def test_genuine_records_replay_exactly(config: ClaimVerificationConfig) -> None
         assert outcome.problems == (), (config, [e.reference for e in evidence])
         assert len(outcome.pairs) == len(result.group_scores) + sum(a.model_called for a in result.localized_assessments)
         assert check_result(result, config=config, evidence=evidence).ok
+        assert check_result(result, config=config).ok  # the score bounds hold for every genuine record
 
 
 # --------------------------------------------------------------------------- the command, every format

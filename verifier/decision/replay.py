@@ -236,17 +236,25 @@ def replay(
 def score_bounds(result: ClaimVerification, config: ClaimVerificationConfig) -> list[str]:
     """What the recorded scores must show whatever the passages' text (the replay without the passages).
 
-    Every decided group's recorded score crosses its threshold (a support's
-    entailment, a model refutation's contradiction); a localized recheck was
-    made only for a group whose entailment did; each reference limitation
-    names a score that crossed its threshold; under the ``model_only``
-    policies (non-strict) a crossing score is a decision. Returns one sentence
-    per violation.
+    For any passages, the procedure of docs/decision.md §3 gives: a support's
+    entailment (or its recheck's) and a model refutation's contradiction cross
+    their thresholds; a group is rechecked only when its entailment crossed and
+    its guard blocked it (so never under ``model_only``, and a rechecked group
+    is no ``model_entailment`` support); a recheck that did not entail sets
+    ``uncorroborated_model_entailment``; and, outside the strict policy, an
+    entailment that crossed without a recheck, or a recheck that entailed, is a
+    support, and a contradiction that crossed is a refutation unless
+    ``uncorroborated_model_contradiction`` says its guard dropped it. Returns
+    one sentence per violation.
     """
     problems: list[str] = []
     groups = {score.memory_ids: score for score in result.group_scores}
     rechecks = {item.memory_ids: item for item in result.localized_assessments}
     et, ct = config.entailment_threshold, config.contradiction_threshold
+    strict = "strict" in (config.entailment_policy, config.refutation_policy)
+    limits = set(result.limitations)
+    supported = result.status in (ClaimVerificationStatus.SUPPORTED, ClaimVerificationStatus.CONTESTED)
+    refuted = result.status in (ClaimVerificationStatus.REFUTED, ClaimVerificationStatus.CONTESTED)
     if result.supporting_group:
         if result.supporting_basis == "localized_model_entailment":
             item = rechecks.get(result.supporting_group)
@@ -256,30 +264,38 @@ def score_bounds(result: ClaimVerification, config: ClaimVerificationConfig) -> 
             score = groups.get(result.supporting_group)
             if score is None or score.entailment < et:
                 problems.append(f"the supporting group's recorded entailment is below entailment_threshold {et}")
+            if result.supporting_group in rechecks:
+                problems.append("the supporting group was rechecked (its guard blocked it), so its basis cannot be model_entailment")
     if result.refuting_group and result.refuting_basis == "model_contradiction" and config.refutation_policy != "strict":
         score = groups.get(result.refuting_group)
         if score is None or score.contradiction < ct:
             problems.append(f"the refuting group's recorded contradiction is below contradiction_threshold {ct}")
-    for memory_ids in rechecks:
+    if rechecks and config.entailment_policy == "model_only":
+        problems.append("localized rechecks under entailment_policy model_only (which has no guard to block a support)")
+    for memory_ids, item in rechecks.items():
         score = groups.get(memory_ids)
         if score is None or score.entailment < et:
             problems.append(f"a localized recheck of a group whose recorded entailment is below entailment_threshold {et}")
             break
-    limits = set(result.limitations)
+    if any(not item.model_called or (item.entailment or 0.0) < et for item in rechecks.values()) and (
+        "uncorroborated_model_entailment" not in limits
+    ):
+        problems.append("a localized recheck that did not entail, without the uncorroborated_model_entailment limitation")
     if "uncorroborated_model_entailment" in limits and not any(s.entailment >= et for s in result.group_scores):
         problems.append(f"limitation uncorroborated_model_entailment without a recorded entailment >= {et}")
     if "uncorroborated_model_contradiction" in limits and not any(s.contradiction >= ct for s in result.group_scores):
         problems.append(f"limitation uncorroborated_model_contradiction without a recorded contradiction >= {ct}")
-    status = result.status
-    strict = "strict" in (config.entailment_policy, config.refutation_policy)
-    if config.entailment_policy == "model_only" and not strict:
-        if any(s.entailment >= et for s in result.group_scores) and status not in (
-            ClaimVerificationStatus.SUPPORTED, ClaimVerificationStatus.CONTESTED
-        ):
-            problems.append(f"entailment_policy model_only: a recorded entailment >= {et} but status {status.value}")
-    if config.refutation_policy == "model_only" and not strict:
-        if any(s.contradiction >= ct for s in result.group_scores) and status not in (
-            ClaimVerificationStatus.REFUTED, ClaimVerificationStatus.CONTESTED
-        ):
-            problems.append(f"refutation_policy model_only: a recorded contradiction >= {ct} but status {status.value}")
+    if not strict:
+        entails = any(s.entailment >= et and s.memory_ids not in rechecks for s in result.group_scores) or any(
+            item.entailment is not None and item.entailment >= et for item in rechecks.values()
+        )
+        if entails and not supported:
+            problems.append(f"a recorded entailment >= {et} that no guard blocked (no recheck), or a recheck that entailed, "
+                            f"is a support, but the status is {result.status.value}")
+        contradicts = any(s.contradiction >= ct for s in result.group_scores)
+        if contradicts and not refuted and "uncorroborated_model_contradiction" not in limits:
+            problems.append(f"a recorded contradiction >= {ct} is a refutation unless its guard dropped it "
+                            f"(uncorroborated_model_contradiction), but the status is {result.status.value}")
+        if config.refutation_policy == "model_only" and "uncorroborated_model_contradiction" in limits:
+            problems.append("limitation uncorroborated_model_contradiction under refutation_policy model_only (no guard drops one)")
     return problems
