@@ -212,6 +212,11 @@ class RuntimeOptions(BaseModel):
             ``None`` (default): no store. Bypassed, with a logged warning, for a graph whose
             scores depend on the batch (dynamic int8 with ``padding="batched"``).
         score_cache_max_rows: the store's bound in rows; the least recently used go first.
+        sign_key: an Ed25519 private key file (PEM, ``python -m verifier keygen``; the
+            ``sign`` extra): every result is signed (its ``signature`` field,
+            :mod:`verifier.signing`; docs/audit.md "Signatures"). ``None`` (default): unsigned,
+            and results are byte-identical to those of a build without signing. The key is
+            read when the options are made (a missing or wrong key is a ``ValueError``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -234,6 +239,19 @@ class RuntimeOptions(BaseModel):
     padding: Padding = "batched"
     score_cache: Optional[Path] = None
     score_cache_max_rows: Annotated[int, Field(ge=1, le=1 << 40, strict=True)] = DEFAULT_SCORE_CACHE_MAX_ROWS
+    sign_key: Optional[Path] = None
+
+    @field_validator("sign_key")
+    @classmethod
+    def _a_private_key(cls, value: Optional[Path]) -> Optional[Path]:
+        if value is not None:
+            from .signing import load_private_key
+
+            try:
+                load_private_key(value)
+            except ImportError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("intra_op_num_threads", "inter_op_num_threads")
     @classmethod

@@ -251,7 +251,33 @@ def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
     }
     if limits:
         values["limits"] = InputLimits(**limits)
-    return RuntimeOptions(**values)
+    if getattr(args, "sign_key", None) is not None:  # docs/audit.md "Signatures"
+        values["sign_key"] = args.sign_key
+    return runtime_options(values)
+
+
+def runtime_options(values: dict[str, Any]) -> RuntimeOptions:
+    """``RuntimeOptions(**values)``; a bad ``--sign-key`` is a usage error naming the option.
+
+    Raises:
+        UsageError: the sign key cannot be read or is not an Ed25519 private key.
+    """
+    try:
+        return RuntimeOptions(**values)
+    except ValidationError as exc:
+        location, message = validation_problem(exc)
+        if location != "sign_key":
+            raise
+        raise UsageError(f"error: --sign-key {values['sign_key']}: {message}") from None
+
+
+def add_sign_key(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -> None:
+    """Add ``--sign-key FILE`` (docs/audit.md "Signatures")."""
+    parser.add_argument(
+        "--sign-key", type=Path, metavar="FILE",
+        help="sign every result with this Ed25519 private key (python -m verifier keygen; the sign extra); "
+             "check --public-key verifies (docs/audit.md)",
+    )
 
 
 #: InputLimits field -> argparse destination of its option.

@@ -41,6 +41,7 @@ from .common import (
     Context,
     add_limits,
     add_model_dir,
+    add_sign_key,
     int_range,
     prepare,
     threads,
@@ -159,6 +160,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         "--score-cache-max-rows", type=int_range(1, 1 << 40), metavar="N",
         help="bound of --score-cache in rows; the least recently used go first (default 1,000,000)",
     )
+    add_sign_key(parser)
     add_limits(parser.add_argument_group("input limits (never digested)"))
     scale = parser.add_argument_group(f"scale-out on Ray Data ({install_hint('ray')}; docs/bulk.md)")
     scale.add_argument("--engine", choices=("local", "ray"), default="local", help="local (default) or ray: -o is a directory")
