@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("cryptography")
 
 from verifier import ClaimEvidence, ClaimVerification, ClaimVerifier, RuntimeOptions, ScriptedScorer, cli  # noqa: E402
-from verifier.signing import load_public_key  # noqa: E402
+from verifier.decision.signing import load_public_key  # noqa: E402
 
 from test_replay import CLAIM, REFUTING, SCRIPT, forge  # noqa: E402
 
@@ -101,8 +101,8 @@ def test_runtime_options_sign_the_librarys_results(tmp_path: Path) -> None:
     assert '"signature"' not in plain.model_dump_json()
     reread = ClaimVerification.model_validate_json(signed.model_dump_json())
     assert load_public_key(public).problems(reread) == []
-    with pytest.raises(ValueError, match="sign_key"):
-        RuntimeOptions(sign_key=public)
+    with pytest.raises(ValueError, match="sign_key: .* is not an unencrypted PEM private key"):
+        _scripted(None, RuntimeOptions(sign_key=public))
 
 
 def test_serve_signs_its_results(tmp_path: Path, tiny_model_dir: Path) -> None:

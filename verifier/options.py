@@ -214,9 +214,10 @@ class RuntimeOptions(BaseModel):
         score_cache_max_rows: the store's bound in rows; the least recently used go first.
         sign_key: an Ed25519 private key file (PEM, ``python -m verifier keygen``; the
             ``sign`` extra): every result is signed (its ``signature`` field,
-            :mod:`verifier.signing`; docs/audit.md "Signatures"). ``None`` (default): unsigned,
-            and results are byte-identical to those of a build without signing. The key is
-            read when the options are made (a missing or wrong key is a ``ValueError``).
+            :mod:`verifier.decision.signing`; docs/audit.md "Signatures"). ``None`` (default):
+            unsigned, and results are byte-identical to those of a build without signing. The
+            key is read when a ``ClaimVerifier`` is made with these options (a missing or wrong
+            key is a ``ValueError`` then; ``ImportError`` without the ``sign`` extra).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -240,18 +241,6 @@ class RuntimeOptions(BaseModel):
     score_cache: Optional[Path] = None
     score_cache_max_rows: Annotated[int, Field(ge=1, le=1 << 40, strict=True)] = DEFAULT_SCORE_CACHE_MAX_ROWS
     sign_key: Optional[Path] = None
-
-    @field_validator("sign_key")
-    @classmethod
-    def _a_private_key(cls, value: Optional[Path]) -> Optional[Path]:
-        if value is not None:
-            from .signing import load_private_key
-
-            try:
-                load_private_key(value)
-            except ImportError as exc:
-                raise ValueError(str(exc)) from None
-        return value
 
     @field_validator("intra_op_num_threads", "inter_op_num_threads")
     @classmethod

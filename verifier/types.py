@@ -333,7 +333,7 @@ class StrictRuling(BaseModel):
 
 
 class RecordSignature(BaseModel):
-    """An Ed25519 signature of a result record (opt-in, docs/audit.md "Signatures"; :mod:`verifier.signing`).
+    """An Ed25519 signature of a result record (opt-in, docs/audit.md "Signatures"; :mod:`verifier.decision.signing`).
 
     ``key_id``: sha256 hex of the signer's raw 32-byte public key; ``value``:
     the 64-byte signature, standard base64. Covered by no digest.

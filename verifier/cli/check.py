@@ -54,7 +54,7 @@ from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import CheckReport, check_result, configuration_for, parse_result
 from ..options import InputLimits
 from ..rows import InputRow, InvalidRow
-from ..signing import PublicKey, load_public_key
+from ..decision.signing import PublicKey, load_public_key
 from ..strictjson import loads as strict_loads
 from ..types import ClaimVerification, ClaimVerificationConfig, ClaimVerificationError, EntailmentPolicy, RefutationPolicy
 from .audit_inputs import Rescorer, RowCursor, rescorer_for

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from ..argtypes import float_range, int_range
 from ..engine.manifest import MANIFEST_NAME, Manifest, read_manifest
 from ..engine.identity import where
-from ..messages import export_command
+from ..messages import export_command, install_hint
 from ..options import (
     MODEL_DIR_ENV,
     InputLimits,
@@ -262,13 +262,17 @@ def runtime_options(values: dict[str, Any]) -> RuntimeOptions:
     Raises:
         UsageError: the sign key cannot be read or is not an Ed25519 private key.
     """
-    try:
-        return RuntimeOptions(**values)
-    except ValidationError as exc:
-        location, message = validation_problem(exc)
-        if location != "sign_key":
-            raise
-        raise UsageError(f"error: --sign-key {values['sign_key']}: {message}") from None
+    runtime = RuntimeOptions(**values)
+    if runtime.sign_key is not None:  # read now: a bad key stops the command before any model work
+        from ..decision.signing import load_private_key
+
+        try:
+            load_private_key(runtime.sign_key)
+        except ImportError as exc:
+            raise UsageError(f"error: --sign-key needs the sign extra ({install_hint('sign')})") from exc
+        except ValueError as exc:
+            raise UsageError(f"error: --sign-key {runtime.sign_key}: {exc}") from None
+    return runtime
 
 
 def add_sign_key(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -> None:

@@ -39,7 +39,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     """Run ``keygen`` (``context`` is unused)."""
-    from ..signing import generate_keypair
+    from ..decision.signing import generate_keypair
 
     try:
         private, public, key_id = generate_keypair(args.out)

@@ -174,6 +174,7 @@ class ClaimDriver:
         self._model_calls = 0
         self._pairs_scored = 0
         self._signing: Optional[tuple[Any, Any]] = None
+        self.signer()  # a sign_key that cannot be read fails when the verifier is made
 
     @property
     def stats(self) -> dict[str, int]:
@@ -239,15 +240,23 @@ class ClaimDriver:
         return running
 
     def signer(self) -> Any:
-        """The runtime's ``sign_key`` loaded (:class:`verifier.signing.PrivateKey`; once per key file), or ``None``."""
+        """The runtime's ``sign_key`` loaded (:class:`verifier.decision.signing.PrivateKey`; once per key file), or ``None``.
+
+        Raises:
+            ValueError: the key file cannot be read or is not an Ed25519 private key (names ``sign_key``).
+            ImportError: the ``sign`` extra is not installed.
+        """
         path = self.host.runtime.sign_key
         if path is None:
             return None
         with self._stats_lock:
             if self._signing is None or self._signing[0] != path:
-                from ..signing import load_private_key
+                from .signing import load_private_key
 
-                self._signing = (path, load_private_key(path))
+                try:
+                    self._signing = (path, load_private_key(path))
+                except ValueError as exc:
+                    raise ValueError(f"sign_key: {exc}") from None
             return self._signing[1]
 
     def finish(self, running: Running) -> ClaimVerification:

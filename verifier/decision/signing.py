@@ -26,8 +26,8 @@ import os
 from pathlib import Path
 from typing import Any, Union
 
-from .decision.audit import canonical
-from .types import ClaimVerification, RecordSignature
+from .audit import canonical
+from ..types import ClaimVerification, RecordSignature
 
 __all__ = ["SIGNED_PREFIX", "PrivateKey", "PublicKey", "generate_keypair", "load_private_key", "load_public_key", "signed_bytes"]
 
