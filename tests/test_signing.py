@@ -149,7 +149,9 @@ def test_rescore_proves_the_scores(capsys: pytest.CaptureFixture[str], tmp_path:
     assert cli.main(["verify", str(source), "-o", str(out), "-q", "--model-dir", str(tiny_model_dir)]) == 0
     capsys.readouterr()
     argv = ["check", str(out), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_model_dir)]
-    assert cli.main(argv) == 0, capsys.readouterr().err
+    code, err = cli.main(argv), capsys.readouterr().err
+    assert code == 0, err
+    assert "note: 2 records: every replayed score re-scored with the model: equal exactly (a float32 graph)" in err.splitlines()
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     score = records[1]["group_scores"][0]
     nudged = dict(score, entailment=score["entailment"] + 1e-7, neutral=score["neutral"] - 1e-7)
@@ -162,3 +164,19 @@ def test_rescore_proves_the_scores(capsys: pytest.CaptureFixture[str], tmp_path:
     err = capsys.readouterr().err
     assert f"{path} line 2: the model scores the group premise 'Nadia leads the Atlas project.' at" in err
     assert "tolerance 0)" in err and f"{path} line 1" not in err
+
+
+def test_rescore_of_an_int8_variant_uses_its_parity_bound(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_int8_dir: Path) -> None:
+    """A dynamic-int8 variant's scores depend on its batch: --rescore compares within the variant's recorded gate."""
+    from verifier.engine.identity import read_manifest_if_present
+
+    gate = read_manifest_if_present(tiny_int8_dir).variants["int8"].parity.max_prob_diff_gate  # type: ignore[union-attr]
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert cli.main(["verify", str(source), "-o", str(out), "-q", "--model-dir", str(tiny_int8_dir), "--variant", "int8"]) == 0
+    capsys.readouterr()
+    assert cli.main(["check", str(out), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_int8_dir),
+                     "--variant", "int8"]) == 0
+    assert f"note: 1 record: every replayed score re-scored with the model: equal within {gate:g} (the variant's parity bound)" in (
+        capsys.readouterr().err.splitlines())

@@ -70,6 +70,11 @@ class Rescorer:
         self.scorer, self.tolerance, self.model, self.revision = scorer, tolerance, model, revision
         self.pairs_scored = 0
 
+    def describe(self) -> str:
+        """How the scores were re-scored (a ``check`` note)."""
+        bound = "exactly (a float32 graph)" if self.tolerance == 0.0 else f"within {self.tolerance:g} (the variant's parity bound)"
+        return f"every replayed score re-scored with the model: equal {bound}"
+
     def compare(self, pairs: Sequence[ReplayedPair]) -> list[str]:
         """One sentence per recorded score the model does not give (empty: every score follows from the model)."""
         if not pairs:

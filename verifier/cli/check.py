@@ -250,6 +250,7 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     except ValueError as exc:
         return result, CheckReport(problems=(f"configuration_sha256 cannot be recomputed: {exc}",))
     extra: list[str] = []
+    notes: list[str] = []
     evidence = complete = None
     if audit.cursor is not None:
         row = audit.cursor.find((result.claim_sha256, result.evidence_sha256))
@@ -267,10 +268,15 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
             )
         else:
             extra.extend(audit.rescorer.compare(report.replay.pairs))
+            notes.append(audit.rescorer.describe())
+    elif report.replay is not None:
+        notes.append("scores not re-scored with the model (check --rescore --model-dir DIR proves them)")
     if audit.public_key is not None:
         extra.extend(audit.public_key.problems(result))
-    if extra:
-        report = replace(report, problems=report.problems + tuple(extra))
+    elif result.signature is not None:
+        notes.append("signature not verified (check --public-key FILE verifies it)")
+    if extra or notes:
+        report = replace(report, problems=report.problems + tuple(extra), notes=report.notes + tuple(notes))
     return result, report
 
 
