@@ -4,6 +4,9 @@ Usage::
 
     python -m verifier check RESULTS              # a file, a Ray output directory, or - for stdin
     python -m verifier check RESULTS --entailment-threshold 0.9   # records made with other options
+    python -m verifier check RESULTS --inputs INPUT               # the whole decision replayed over each record's scores
+    python -m verifier check RESULTS --inputs INPUT --rescore --model-dir DIR   # and every score re-scored
+    python -m verifier check RESULTS --public-key signing.key.pub # and every record signed by that key
 
 ``RESULTS`` is anything ``verify`` writes: JSON Lines of bare
 :class:`~verifier.types.ClaimVerification` records (the default output),
@@ -26,6 +29,18 @@ given here (default: every default) with the record's own ``model`` and
 ``requested_revision``. An edited model or revision therefore no longer
 matches, and a record made with other decision options does not check out
 until they are given. A problem is reported as ``RESULTS line N: <what>``.
+
+Digests prove only self-consistency (anyone can recompute them), so each
+record is also re-decided from its own recorded scores
+(:mod:`verifier.decision.replay`): with ``--inputs`` (the file ``verify``
+read; records matched to rows by claim and evidence digests,
+:class:`~verifier.cli.audit_inputs.RowCursor`) the real decision procedure
+is replayed over the row's passages, answered only with the record's scores;
+without it, what the scores must show for any passages is checked.
+``--rescore --model-dir DIR`` re-scores every replayed premise with the
+model (exact for float32, the variant's parity gate otherwise), and
+``--public-key`` refuses records not signed by that key
+(:mod:`verifier.decision.signing`). docs/audit.md, "What each check proves".
 
 What no digest covers is said, not passed over: the notes of
 :func:`~verifier.decision.check.check_result` (``evidence_sha256`` needs the
@@ -52,6 +67,7 @@ from typing import Any, Iterator, Optional, Union
 
 from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import CheckReport, check_result, configuration_for, parse_result
+from ..messages import install_hint
 from ..options import InputLimits
 from ..rows import InputRow, InvalidRow
 from ..decision.signing import PublicKey, load_public_key
@@ -83,7 +99,9 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="check stored results: recompute their digests and report edited records",
         description=(
             "Read what verify wrote (result lines, envelopes, --resume output, a Ray output directory) and report "
-            "every record whose status, groups, scores, claim, model or configuration no longer match its digests."
+            "every record whose status, groups, scores, claim, model or configuration no longer match its digests, or "
+            "whose decision does not follow from its own scores (--inputs: the whole procedure replayed); --rescore "
+            "re-scores them with the model, --public-key verifies signatures (docs/audit.md)."
         ),
     )
     parser.add_argument("results", metavar="RESULTS", help="verify's output: a file, a Ray output directory, or - for stdin")
@@ -295,7 +313,12 @@ def _prepare_audit(args: argparse.Namespace, options: dict[str, Any]) -> _Audit:
     if (args.model_dir is not None or args.variant is not None) and not args.rescore:
         raise UsageError("error: --model-dir and --variant are used only with --rescore")
     if args.public_key is not None:
-        audit.public_key = load_public_key(args.public_key)
+        try:
+            audit.public_key = load_public_key(args.public_key)
+        except ImportError:
+            raise UsageError(f"error: --public-key needs the sign extra ({install_hint('sign')})") from None
+        except ValueError as exc:
+            raise UsageError(f"error: --public-key: {exc}") from None
     if args.inputs is not None:
         if args.inputs == "-" or not os.path.isfile(args.inputs):
             raise UsageError(f"error: --inputs {args.inputs} must be a regular file (it may be read more than once)")
