@@ -212,7 +212,8 @@ def check_result(
     Example:
         >>> from verifier import ClaimVerifier, ScriptedScorer
         >>> result = ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1))).verify_sync("x", [])
-        >>> check_result(result).ok, check_result(result.model_copy(update={"status": "supported"})).ok
+        >>> edited = {**result.model_dump(mode="json"), "status": "supported"}
+        >>> check_result(result).ok, check_result(edited).ok
         (True, False)
     """
     result = parse_result(record)
