@@ -1,9 +1,9 @@
-"""Signatures and re-scoring (issue 33): ``keygen``, ``--sign-key``, ``check --public-key``, ``check --rescore``.
+"""Signatures (issue 33): ``keygen``, ``--sign-key`` (verify, serve, ``RuntimeOptions``), ``check --public-key``.
 
 Regression: a record whose digests were recomputed after an edit passed
-``check``; nothing proved who made a record, or that its scores came from the
-model. A signature binds every field to a key's holder; ``--rescore`` re-scores
-every premise with the model.
+``check``, and nothing proved who made a record. A signature binds every
+field to a key's holder (``--rescore``, which proves the scores, is tested in
+tests/test_replay.py).
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ pytest.importorskip("cryptography")
 from verifier import ClaimEvidence, ClaimVerification, ClaimVerifier, RuntimeOptions, ScriptedScorer, cli  # noqa: E402
 from verifier.decision.signing import load_public_key  # noqa: E402
 
-from test_replay import CLAIM, REFUTING, SCRIPT, forge  # noqa: E402
+from test_replay import CLAIM, REFUTING, ROW, SCRIPT, forge  # noqa: E402
 
-ROW = {"id": "r1", "claim": CLAIM, "evidence": [{"reference": "m1", "memory_id": str(UUID(int=1)), "text": REFUTING}]}
 
 
 def _keys(tmp_path: Path, name: str = "signing.key") -> tuple[Path, Path]:
@@ -131,52 +130,3 @@ def test_serve_signs_its_results(tmp_path: Path, tiny_model_dir: Path) -> None:
     for result in results:
         assert result.signature is not None and key.problems(result) == []
     assert httpx is not None
-
-
-def test_rescore_proves_the_scores(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_model_dir: Path) -> None:
-    """check --rescore re-scores every premise with the model: an edited score that changes no decision passes the
-    replay, but not the re-scoring (float32: exact)."""
-    rows = [
-        {"id": "a", "claim": "The launch is on Tuesday.", "evidence": [
-            {"reference": "m1", "memory_id": str(UUID(int=1)), "text": "The launch is on Tuesday."},
-            {"reference": "m2", "memory_id": str(UUID(int=2)), "text": "The team met on Monday."}]},
-        {"id": "b", "claim": "Nadia leads Atlas.", "evidence": [
-            {"reference": "m3", "memory_id": str(UUID(int=3)), "text": "Nadia leads the Atlas project."}]},
-    ]
-    source = tmp_path / "in.jsonl"
-    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    out = tmp_path / "out.jsonl"
-    assert cli.main(["verify", str(source), "-o", str(out), "-q", "--model-dir", str(tiny_model_dir)]) == 0
-    capsys.readouterr()
-    argv = ["check", str(out), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_model_dir)]
-    code, err = cli.main(argv), capsys.readouterr().err
-    assert code == 0, err
-    assert "note: 2 records: every replayed score re-scored with the model: equal exactly (a float32 graph)" in err.splitlines()
-    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    score = records[1]["group_scores"][0]
-    nudged = dict(score, entailment=score["entailment"] + 1e-7, neutral=score["neutral"] - 1e-7)
-    edited = forge(records[1], group_scores=[nudged])
-    path = tmp_path / "edited.jsonl"
-    path.write_text(json.dumps(records[0]) + "\n" + json.dumps(edited) + "\n", encoding="utf-8")
-    capsys.readouterr()
-    assert cli.main(["check", str(path), "-q", "--inputs", str(source)]) == 0  # the decision still follows
-    assert cli.main([*argv[:1], str(path), *argv[2:], "-q"]) == 1
-    err = capsys.readouterr().err
-    assert f"{path} line 2: the model scores the group premise 'Nadia leads the Atlas project.' at" in err
-    assert "tolerance 0)" in err and f"{path} line 1" not in err
-
-
-def test_rescore_of_an_int8_variant_uses_its_parity_bound(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_int8_dir: Path) -> None:
-    """A dynamic-int8 variant's scores depend on its batch: --rescore compares within the variant's recorded gate."""
-    from verifier.engine.identity import read_manifest_if_present
-
-    gate = read_manifest_if_present(tiny_int8_dir).variants["int8"].parity.max_prob_diff_gate  # type: ignore[union-attr]
-    source = tmp_path / "in.jsonl"
-    source.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
-    out = tmp_path / "out.jsonl"
-    assert cli.main(["verify", str(source), "-o", str(out), "-q", "--model-dir", str(tiny_int8_dir), "--variant", "int8"]) == 0
-    capsys.readouterr()
-    assert cli.main(["check", str(out), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_int8_dir),
-                     "--variant", "int8"]) == 0
-    assert f"note: 1 record: every replayed score re-scored with the model: equal within {gate:g} (the variant's parity bound)" in (
-        capsys.readouterr().err.splitlines())
