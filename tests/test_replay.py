@@ -292,3 +292,15 @@ def test_rescore_of_an_int8_variant_uses_its_parity_bound(capsys: pytest.Capture
                      "--variant", "int8"]) == 0
     assert f"note: 1 record: every replayed score re-scored with the model: equal within {gate:g} (the variant's parity bound)" in (
         capsys.readouterr().err.splitlines())
+
+
+def test_an_older_schema_is_not_replayed_by_this_procedure() -> None:
+    """A genuine schema 2 record (no localized rechecks in that procedure) is bound-checked, never refused by a replay
+    whose schema differs."""
+    from test_check import EVIDENCE, _legacy, results
+
+    genuine = _legacy({k: v for k, v in results()[1].model_dump(mode="json").items() if k != "localized_assessments"}
+                      | {"schema_version": 2})
+    report = check_result(genuine, evidence=EVIDENCE[:1])
+    assert report.ok and report.replay is None
+    assert any(note.startswith("schema 2: decision checked by the score bounds only") for note in report.notes)

@@ -279,7 +279,12 @@ def check_result(
     outcome: Optional[ReplayOutcome] = None
     if decision_config is not None:
         problems.extend(score_bounds(result, decision_config))
-        if evidence_ok and evidence is not None:
+        if evidence_ok and evidence is not None and result.schema_version < SCHEMA_VERSION:
+            notes.append(
+                f"schema {result.schema_version}: decision checked by the score bounds only (the procedure that made "
+                "it had no localized rechecks, so this one is not replayed over it)"
+            )
+        elif evidence_ok and evidence is not None:
             outcome = replay(
                 result, evidence, decision_config, requires_complete_set=requires_complete_set, truncated=truncated
             )
