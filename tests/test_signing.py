@@ -130,3 +130,29 @@ def test_serve_signs_its_results(tmp_path: Path, tiny_model_dir: Path) -> None:
     for result in results:
         assert result.signature is not None and key.problems(result) == []
     assert httpx is not None
+
+
+def test_resume_keeps_only_lines_signed_as_the_run_signs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest_only_model_dir: Path
+) -> None:
+    """verify --resume --sign-key keeps an earlier line only when this key signed it (an uninterrupted run would have);
+    a signed line in an unsigned run, or an unsigned one in a signed run, is refused."""
+    private, _ = _keys(tmp_path)
+    other, _ = _keys(tmp_path, "other.key")
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+
+    def run(out: Path, *argv: str) -> int:
+        return cli.main(["verify", str(source), "-o", str(out), "-q", "--resume", *argv], make_verifier=_scripted)
+
+    signed, unsigned = tmp_path / "signed.jsonl", tmp_path / "unsigned.jsonl"
+    assert run(signed, "--sign-key", str(private)) == 0 and run(unsigned) == 0
+    capsys.readouterr()
+    assert run(signed, "--sign-key", str(private)) == 0  # the same key: kept
+    assert run(signed, "--sign-key", str(other)) == 2
+    assert "is not signed as this run signs (--sign-key): the record is signed by another key" in capsys.readouterr().err
+    assert run(unsigned, "--sign-key", str(private)) == 2
+    assert "the record is not signed" in capsys.readouterr().err
+    assert run(signed) == 2
+    assert "is signed, but this run does not sign" in capsys.readouterr().err
+    assert len(signed.read_text(encoding="utf-8").splitlines()) == 1  # nothing appended by any refused run

@@ -37,6 +37,8 @@ from typing import IO, Any, Callable, Iterator, Optional
 
 from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import check_result, parse_result
+from ..decision.signing import PublicKey, load_private_key
+from ..options import RuntimeOptions
 from ..strictjson import DuplicateKeyError
 from ..strictjson import loads as strict_loads
 from ..types import ClaimVerificationConfig
@@ -53,7 +55,7 @@ from .audit_inputs import RowCursor
 from .errors import Failure, UsageError
 from .inputs import InputRow, InvalidRow
 
-__all__ = ["AppendFile", "find_row", "read_done"]
+__all__ = ["AppendFile", "find_row", "read_done", "signing_key"]
 
 #: Finds the current input row with an id (a fresh read of the input; used only to word a refusal).
 RowFinder = Callable[[str], "Optional[InputRow | InvalidRow]"]
@@ -131,8 +133,12 @@ def _lines(path: Path, option: str) -> Iterator[tuple[int, bytes]]:
 class _Done:
     """What :func:`read_done` checks one line against; raises :class:`UsageError` for a line it cannot keep."""
 
-    def __init__(self, path: Path, config: ClaimVerificationConfig, configuration_sha256: str, find: RowFinder, source: str) -> None:
+    def __init__(
+        self, path: Path, config: ClaimVerificationConfig, configuration_sha256: str, find: RowFinder, source: str,
+        public_key: Optional[PublicKey] = None,
+    ) -> None:
         self.path, self.config, self.digest, self.find, self.source = path, config, configuration_sha256, find, source
+        self.public_key = public_key
         self.advice = "remove that line (and any other stale one) from the output, or write to a new -o"
 
     def refuse(self, number: int, what: str, key: Optional[str] = None) -> UsageError:
@@ -190,6 +196,12 @@ class _Done:
             report = check_result(record, config=self.config)
         if not report.ok:
             raise self.refuse(number, f"holds a result that does not check out: {report.problems[0]}", key)
+        if self.public_key is not None:  # this run signs: a kept line must be signed by its key, as the run would sign it
+            problems = self.public_key.problems(record)
+            if problems:
+                raise self.refuse(number, f"is not signed as this run signs (--sign-key): {problems[0]}", key)
+        elif record.signature is not None:
+            raise self.refuse(number, "is signed, but this run does not sign (give the same --sign-key)", key)
         if envelope_text(key, line, result=record.model_dump_json()).encode("utf-8", "surrogatepass") != raw:
             raise self.refuse(number, "was edited: it is not the line verify writes for that result", key)
         return result_fingerprint(line, record)
@@ -231,11 +243,14 @@ def read_done(
     *,
     source: str,
     option: str = "-o",
+    public_key: Optional[PublicKey] = None,
 ) -> "tuple[DigestSet, int]":
     """What an earlier ``--resume`` run wrote to ``path``, verified: the ids done and the byte length to keep.
 
     ``ids`` are the input's ids with their :func:`~verifier.cli.bulk.row_fingerprint`;
     ``find`` reads the input again to name what changed when a line is stale.
+    ``public_key``: this run signs (``--sign-key``), so every kept line must be
+    signed by that key; ``None``: a signed line is refused (the run would not sign it).
     A missing or empty file is nothing done; a last line without its newline is
     a torn write and is not counted (the caller truncates the file).
 
@@ -245,7 +260,7 @@ def read_done(
             module docstring), an id that is not in the input, or an id twice.
         Failure: the file cannot be read.
     """
-    checker = _Done(path, config, configuration_sha256, find, source)
+    checker = _Done(path, config, configuration_sha256, find, source, public_key)
     digests = bytearray()
     keep = unknown = 0
     for number, raw in _lines(path, option):
@@ -290,6 +305,11 @@ def _repeated(path: Path, repeated: set[bytes], option: str) -> UsageError:
         f"error: {path} holds id {names.get(first, '?')!r} twice (lines {where}; {len(repeated)} repeated id(s) in all): "
         f"two runs wrote it at once, or it was edited; keep one line per id, or write to a new {option}"
     )
+
+
+def signing_key(runtime: RuntimeOptions) -> Optional[PublicKey]:
+    """The public key of the run's ``--sign-key`` (``None``: the run does not sign)."""
+    return load_private_key(runtime.sign_key).public_key() if runtime.sign_key is not None else None
 
 
 def find_row(rows: Callable[[], Iterator["InputRow | InvalidRow"]]) -> RowFinder:

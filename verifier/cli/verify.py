@@ -67,7 +67,7 @@ from .bulk import (
 from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .render import RunSummary, format_result, format_summary, identity_summary
-from .resume import AppendFile, find_row, read_done
+from .resume import AppendFile, find_row, read_done, signing_key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..claim_verifier import ClaimVerifier
@@ -320,6 +320,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
             done, keep = read_done(
                 output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)),
                 source=f"{source}{f' (shard {shard})' if shard.count > 1 else ''}",
+                public_key=signing_key(setup.runtime),
             )
             appender.truncate(keep)
             if not args.quiet:

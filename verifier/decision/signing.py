@@ -73,6 +73,10 @@ class PrivateKey:
         self._key = key
         self.key_id = hashlib.sha256(_raw_public(key.public_key())).hexdigest()
 
+    def public_key(self) -> "PublicKey":
+        """The matching public key (what ``check --public-key`` verifies with)."""
+        return PublicKey(self._key.public_key())
+
     def sign(self, result: ClaimVerification) -> ClaimVerification:
         """``result`` with its ``signature`` set (any earlier signature replaced)."""
         value = self._key.sign(signed_bytes(result))
