@@ -304,3 +304,53 @@ def test_an_older_schema_is_not_replayed_by_this_procedure() -> None:
     report = check_result(genuine, evidence=EVIDENCE[:1])
     assert report.ok and report.replay is None
     assert any(note.startswith("schema 2: decision checked by the score bounds only") for note in report.notes)
+
+
+_TEXTS = (
+    "The launch is on Tuesday.", REFUTING, REPORTED, "If the budget passes, the launch is on Tuesday.",
+    "The launch is on Tuesday.\nThe team wants a quieter launch.", "The weather is fine.",
+    "The launch was never on Tuesday.", "Maybe the launch is on Tuesday.", "The launch is on Wednesday, not Tuesday.",
+    "The release costs 5 dollars.", "The launch is on Tuesday. I think so?",
+)
+
+
+class _SeededScorer:
+    """Scores each premise once from a seeded generator: strong entailment, strong contradiction, near misses, low."""
+
+    def __init__(self, rng: Any) -> None:
+        self.rng, self.memo = rng, {}  # type: dict[str, tuple[float, float, float]]
+
+    def score(self, pairs: list[tuple[str, str]]) -> Any:
+        import numpy as np
+
+        for premise, _ in pairs:
+            if premise not in self.memo:
+                k = self.rng.random()
+                e, c = ((0.85 + 0.1 * self.rng.random(), 0.01) if k < 0.3 else (0.01, 0.85 + 0.1 * self.rng.random())
+                        if k < 0.55 else (0.5, 0.45) if k < 0.65 else (0.1 * self.rng.random(), 0.1 * self.rng.random()))
+                self.memo[premise] = (e, c, 1 - e - c)
+        return np.asarray([self.memo[premise] for premise, _ in pairs])
+
+
+def test_no_genuine_record_is_refused() -> None:
+    """300 seeded random verifications (every policy, group sizes 1-3, provenance, guarded texts): each genuine
+    record passes the score bounds and the full replay (a false refusal would make --resume refuse its own output)."""
+    import random
+
+    rng = random.Random(33)
+    for _ in range(300):
+        config = ClaimVerificationConfig(
+            entailment_policy=rng.choice(["speech_act_guarded", "model_only", "strict"]),
+            refutation_policy=rng.choice(["explicit_corroboration", "model_only", "strict"]),
+            max_group_size=rng.choice([1, 2, 3]), group_candidate_limit=rng.choice([2, 3, 8]),
+        )
+        evidence = [
+            ClaimEvidence(reference=f"m{j}", memory_id=UUID(int=j + 1), text=rng.choice(_TEXTS) + rng.choice(["", f" ({j})"]),
+                          lifecycle_state=rng.choice([None, None, "stable", "superseded", "contested"]),
+                          epistemic_type=rng.choice([None, None, "observed", "hypothetical"]))
+            for j in range(rng.randint(0, 5))
+        ]
+        claim = rng.choice([CLAIM, "The release costs 5 dollars.", REFUTING])
+        result = ClaimVerifier(config, scorer=_SeededScorer(rng)).verify_sync(claim, evidence)
+        assert check_result(result, config=config).problems == (), (config, claim, evidence)
+        assert check_result(result, config=config, evidence=evidence).problems == (), (config, claim, evidence)
