@@ -6,7 +6,7 @@
 # exporter and the export tests use it; the runtime never imports it.
 #
 # Usage: bash scripts/setup.sh [extras]      (default extras: export,test)
-#        bash scripts/setup.sh export,test,server,ray,plot,bench,openvino   (everything the full test suite uses)
+#        bash scripts/setup.sh export,test,server,ray,plot,bench,openvino,sign   (everything the full test suite uses)
 #
 # Every step prints a line as it starts, a "still ..." line every 15 s with the package pip is on,
 # and its time when it ends (scripts/progress.sh, on stderr); pip's own output is shown only when a

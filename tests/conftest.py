@@ -16,11 +16,11 @@ Exported model directories (``python -m export``'s library call, parity gate pas
 The export fixtures need torch (the ``export`` extra) and skip without it;
 CI installs it, so a skip there is a bug.
 
-Tests that need an optional extra (``server``, ``ray``, ``plot``, ``bench``, ``openvino``)
+Tests that need an optional extra (``server``, ``ray``, ``plot``, ``bench``, ``openvino``, ``sign``)
 skip without it, and the skip reason names the extra and how to install it
 (:data:`EXTRA_OF`, whatever the test's own ``importorskip`` said): the
 README's set-up installs ``export,test`` only, and its test command passes with
-those skips; ``bash scripts/setup.sh export,test,server,ray,plot,bench,openvino``
+those skips; ``bash scripts/setup.sh export,test,server,ray,plot,bench,openvino,sign``
 installs the rest. CI runs both: the README's commands exactly, recording the
 node ids of those skips (``$CLAIM_VERIFIER_EXTRA_SKIPS``), then, with every
 extra installed, exactly those tests (``.ci/run``).
@@ -65,22 +65,23 @@ EXTRA_OF = {
     "matplotlib": "plot",
     "psutil": "bench", "sentence_transformers": "bench",
     "openvino": "openvino",
+    "cryptography": "sign",
 }
 #: When set, every test (or module) skipped for a missing extra appends its node id to this file (.ci/run).
 EXTRA_SKIPS_ENV = "CLAIM_VERIFIER_EXTRA_SKIPS"
 _NOT_IMPORTABLE = re.compile(r"could not import '([\w.]+)'|No module named '([\w.]+)'")
-_NAMED_EXTRA = re.compile(r"\bthe (server|ray|plot|bench|openvino) extra\b")
+_NAMED_EXTRA = re.compile(r"\bthe (server|ray|plot|bench|openvino|sign) extra\b")
 #: Distributions a test's own reason may name ("... need sentence-transformers"), and their extra.
-_NEEDED_DIST = re.compile(r"\bneeds? (sentence-transformers|psutil|matplotlib|starlette|uvicorn|prometheus-client|ray)\b")
+_NEEDED_DIST = re.compile(r"\bneeds? (sentence-transformers|psutil|matplotlib|starlette|uvicorn|prometheus-client|ray|cryptography)\b")
 _EXTRA_OF_DIST = {"sentence-transformers": "bench", "psutil": "bench", "matplotlib": "plot", "starlette": "server",
-                  "uvicorn": "server", "prometheus-client": "server", "ray": "ray"}
+                  "uvicorn": "server", "prometheus-client": "server", "ray": "ray", "cryptography": "sign"}
 
 
 def extra_reason(extra: str, module: str | None = None) -> str:
     """The skip reason of a test that needs ``extra`` (``module`` is the missing import, when known)."""
     missing = f" ({module} is not installed)" if module else ""
     return (f"needs the {extra} extra{missing}: bash scripts/setup.sh export,test,{extra} "
-            "(or export,test,server,ray,plot,bench,openvino for all of them)")
+            "(or export,test,server,ray,plot,bench,openvino,sign for all of them)")
 
 
 def _name_the_extra(report: pytest.CollectReport | pytest.TestReport) -> None:

@@ -86,6 +86,8 @@ def test_an_edited_status_is_found() -> None:
     data = _edit(contested, status="supported", refuting_group=[], refuting_basis=None)
     assert check_result(data).problems == (
         "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+        # the replay from the scores: m2's contradiction 0.97 is a refutation, which the status drops
+        "a recorded contradiction >= 0.8 is a refutation unless its guard dropped it (uncorroborated_model_contradiction), but the status is supported",
     )
     inconsistent = check_result(_edit(contested, status="supported"))
     assert "status supported with a refuting group" in inconsistent.problems
@@ -95,7 +97,10 @@ def test_an_edited_score_is_found() -> None:
     data = _edit(results()[1])
     data["group_scores"][0]["entailment"] = 0.5  # type: ignore[index]
     data["group_scores"][0]["neutral"] = 0.49  # type: ignore[index]
-    assert check_result(data).problems[-1].startswith("result_sha256 does not match")
+    problems = check_result(data).problems
+    assert any(problem.startswith("result_sha256 does not match") for problem in problems)
+    # and the replay from the scores alone: the support's entailment is now below the 0.8 threshold
+    assert "the supporting group's recorded entailment is below entailment_threshold 0.8" in problems
 
 
 def test_an_edited_claim_is_found() -> None:
@@ -215,6 +220,7 @@ def test_a_record_never_checks_out_because_it_claims_an_older_schema(
     assert check_result(forged).problems == (
         "evaluation_id does not match the input digests (a digest or the schema version was edited)",
         "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+        "a recorded contradiction >= 0.8 is a refutation unless its guard dropped it (uncorroborated_model_contradiction), but the status is supported",
     )
     path = tmp_path / "forged.jsonl"
     path.write_text(json.dumps(forged) + "\n", encoding="utf-8")
@@ -231,6 +237,7 @@ def test_a_record_never_checks_out_because_it_claims_an_older_schema(
     half = {**forged, "evaluation_id": _legacy(forged)["evaluation_id"]}
     assert check_result(half).problems == (
         "result_sha256 does not match the record (its status, groups, bases, scores or limitations were edited)",
+        "a recorded contradiction >= 0.8 is a refutation unless its guard dropped it (uncorroborated_model_contradiction), but the status is supported",
     )
 
 
@@ -244,6 +251,8 @@ def test_the_command_prints_what_it_could_not_verify(capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err.splitlines()
     assert err == [
         "note: 5 records: evidence_sha256 not checked (a result holds no evidence: check_result(record, evidence=the passages) checks it)",
+        "note: 5 records: decision replayed from the scores only: the guards read the passages, which a result "
+        "does not carry (check --inputs, or check_result(record, evidence=the passages), replays the whole procedure)",
         "note: 2 records: resolved_revision (what ran) is covered by no digest",
         "checked 5 records: 5 ok, 0 with problems",
     ]

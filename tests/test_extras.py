@@ -52,7 +52,7 @@ def test_a_test_needing_an_extra_skips_naming_the_extra(tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env,
     )
     skipped = sorted(line for line in proc.stdout.splitlines() if line.startswith("SKIPPED"))
-    install = "bash scripts/setup.sh export,test,{} (or export,test,server,ray,plot,bench,openvino for all of them)"
+    install = "bash scripts/setup.sh export,test,{} (or export,test,server,ray,plot,bench,openvino,sign for all of them)"
     assert skipped == sorted([
         f"SKIPPED [1] test_needs.py:6: needs the bench extra (psutil is not installed): {install.format('bench')}",
         f"SKIPPED [1] test_needs.py:8: needs the ray extra: {install.format('ray')}",
@@ -85,9 +85,9 @@ def test_ci_runs_the_readmes_setup_and_test_command_exactly_then_the_extras() ->
     commands = [line.strip() for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     readme_setup = commands.index("bash scripts/setup.sh  # not wrapped in step: it prints its own steps")
     readme_tests = next(i for i, line in enumerate(commands) if line.endswith(".venv/bin/python -m pytest"))
-    extras = next(i for i, line in enumerate(commands) if "bash scripts/setup.sh export,test,server,ray,plot,bench,openvino" in line)
+    extras = next(i for i, line in enumerate(commands) if "bash scripts/setup.sh export,test,server,ray,plot,bench,openvino,sign" in line)
     assert readme_setup < readme_tests < extras
-    assert "bash scripts/setup.sh export,test,server,ray,plot,bench,openvino" in readme  # the documented extras step
+    assert "bash scripts/setup.sh export,test,server,ray,plot,bench,openvino,sign" in readme  # the documented extras step
     assert "# --- PRME oracle" in ci  # the marked place for the oracle's environment
 
 

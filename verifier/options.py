@@ -219,6 +219,12 @@ class RuntimeOptions(BaseModel):
         score_cache_key: the file holding the store's secret key (rows are authenticated with
             HMAC-SHA256 under it; it must exist). ``None`` (default): ``score_cache`` + ``.key``
             beside the store, created with mode 0600 when missing.
+        sign_key: an Ed25519 private key file (PEM, ``python -m verifier keygen``; the
+            ``sign`` extra): every result is signed (its ``signature`` field,
+            :mod:`verifier.decision.signing`; docs/audit.md "Signatures"). ``None`` (default):
+            unsigned, and results are byte-identical to those of a build without signing. The
+            key is read when a ``ClaimVerifier`` is made with these options (a missing or wrong
+            key is a ``ValueError`` then; ``ImportError`` without the ``sign`` extra).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -242,6 +248,7 @@ class RuntimeOptions(BaseModel):
     score_cache: Optional[Path] = None
     score_cache_max_rows: Annotated[int, Field(ge=1, le=1 << 40, strict=True)] = DEFAULT_SCORE_CACHE_MAX_ROWS
     score_cache_key: Optional[Path] = None
+    sign_key: Optional[Path] = None
 
     @field_validator("intra_op_num_threads", "inter_op_num_threads")
     @classmethod

@@ -74,6 +74,7 @@ __all__ = [
     "StrictRule",
     "StrictAction",
     "StrictRuling",
+    "RecordSignature",
     "check_as_of",
     "has_visible_text",
     "check_text",
@@ -331,6 +332,20 @@ class StrictRuling(BaseModel):
         return self
 
 
+class RecordSignature(BaseModel):
+    """An Ed25519 signature of a result record (opt-in, docs/audit.md "Signatures"; :mod:`verifier.decision.signing`).
+
+    ``key_id``: sha256 hex of the signer's raw 32-byte public key; ``value``:
+    the 64-byte signature, standard base64. Covered by no digest.
+    """
+
+    model_config = _FROZEN
+
+    algorithm: Literal["ed25519"] = "ed25519"
+    key_id: _Sha256
+    value: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9+/]{86}==$")]
+
+
 def check_as_of(value: Optional[datetime]) -> Optional[datetime]:
     """The ``as_of`` rule: ``None`` or a timezone-aware datetime (docs/policy.md).
 
@@ -385,6 +400,8 @@ class ClaimVerification(BaseModel):
     evidence_sha256: _Sha256
     evaluation_id: _Sha256
     result_sha256: _Sha256
+    #: Opt-in (``sign_key``): who made the record. In no digest; left out of dumps when unset.
+    signature: Optional[RecordSignature] = None
 
     @field_validator("limitations")
     @classmethod
@@ -416,6 +433,8 @@ class ClaimVerification(BaseModel):
         if self.schema_version < STRICT_SCHEMA_VERSION:
             data.pop("as_of", None)
             data.pop("strict_rulings", None)
+        if self.signature is None:
+            data.pop("signature", None)
         return data
 
 

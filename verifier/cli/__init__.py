@@ -40,9 +40,15 @@ Usage::
 ``check RESULTS``
     Reads back anything ``verify`` wrote (result lines, envelopes, ``--resume``
     output, a Ray output directory), recomputes every digest it can from each
-    record's own fields and the decision configuration it names, and reports
-    any record whose status, groups, scores, claim, model or configuration
-    were edited after the fact (:mod:`verifier.cli.check`).
+    record's own fields and the decision configuration it names, re-decides
+    it from its own recorded scores (the whole procedure with ``--inputs``),
+    re-scores its premises with ``--rescore --model-dir DIR``, verifies its
+    signature with ``--public-key``, and reports every record that does not
+    hold (:mod:`verifier.cli.check`; docs/audit.md).
+
+``keygen --out FILE``
+    A new Ed25519 key pair for ``--sign-key`` and ``check --public-key``
+    (:mod:`verifier.cli.keygen`).
 
 ``info``
     The manifest of an exported model directory in readable form: model,
@@ -106,7 +112,7 @@ import threading
 import typing
 from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 
-from . import assay, check, info, serve, verify
+from . import assay, check, info, keygen, serve, verify
 from .common import Context, Subcommand, SubcommandParser
 from .errors import (
     EXIT_FAILURE,
@@ -152,7 +158,7 @@ __all__ = [
 ]
 
 #: The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS: tuple[Subcommand, ...] = (verify, info, check, assay, serve)
+SUBCOMMANDS: tuple[Subcommand, ...] = (verify, info, check, assay, serve, keygen)
 
 #: Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode).
 add_verify_parser = verify.add_parser

@@ -4,6 +4,9 @@ Usage::
 
     python -m verifier check RESULTS              # a file, a Ray output directory, or - for stdin
     python -m verifier check RESULTS --entailment-threshold 0.9   # records made with other options
+    python -m verifier check RESULTS --inputs INPUT               # the whole decision replayed over each record's scores
+    python -m verifier check RESULTS --inputs INPUT --rescore --model-dir DIR   # and every score re-scored
+    python -m verifier check RESULTS --public-key signing.key.pub # and every record signed by that key
 
 ``RESULTS`` is anything ``verify`` writes: JSON Lines of bare
 :class:`~verifier.types.ClaimVerification` records (the default output),
@@ -27,6 +30,18 @@ given here (default: every default) with the record's own ``model`` and
 matches, and a record made with other decision options does not check out
 until they are given. A problem is reported as ``RESULTS line N: <what>``.
 
+Digests prove only self-consistency (anyone can recompute them), so each
+record is also re-decided from its own recorded scores
+(:mod:`verifier.decision.replay`): with ``--inputs`` (the file ``verify``
+read; records matched to rows by claim and evidence digests,
+:class:`~verifier.cli.audit_inputs.RowCursor`) the real decision procedure
+is replayed over the row's passages, answered only with the record's scores;
+without it, what the scores must show for any passages is checked.
+``--rescore --model-dir DIR`` re-scores every replayed premise with the
+model (exact for float32, the variant's parity gate otherwise), and
+``--public-key`` refuses records not signed by that key
+(:mod:`verifier.decision.signing`). docs/audit.md, "What each check proves".
+
 What no digest covers is said, not passed over: the notes of
 :func:`~verifier.decision.check.check_result` (``evidence_sha256`` needs the
 passages, which a result does not carry), ``resolved_revision``, and the ids
@@ -46,17 +61,22 @@ import itertools
 import json
 import os
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
+from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import CheckReport, check_result, configuration_for, parse_result
+from ..messages import install_hint
 from ..options import InputLimits
+from ..rows import InputRow, InvalidRow
+from ..decision.signing import PublicKey, load_public_key
 from ..strictjson import loads as strict_loads
-from ..types import ClaimVerification, EntailmentPolicy, RefutationPolicy
-from .common import Context, add_limits, int_range, threshold
+from ..types import ClaimVerification, ClaimVerificationConfig, ClaimVerificationError, EntailmentPolicy, RefutationPolicy
+from .audit_inputs import Rescorer, RowCursor, rescorer_for
+from .common import _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
-from .inputs import open_lines
+from .inputs import is_whole_file, iter_input, open_lines
 
 __all__ = ["add_parser", "run", "records"]
 
@@ -79,7 +99,9 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="check stored results: recompute their digests and report edited records",
         description=(
             "Read what verify wrote (result lines, envelopes, --resume output, a Ray output directory) and report "
-            "every record whose status, groups, scores, claim, model or configuration no longer match its digests."
+            "every record whose status, groups, scores, claim, model or configuration no longer match its digests, or "
+            "whose decision does not follow from its own scores (--inputs: the whole procedure replayed); --rescore "
+            "re-scores them with the model, --public-key verifies signatures (docs/audit.md)."
         ),
     )
     parser.add_argument("results", metavar="RESULTS", help="verify's output: a file, a Ray output directory, or - for stdin")
@@ -97,6 +119,18 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     decision.add_argument("--batch-size", type=int_range(1, 256), metavar="N")
     decision.add_argument("--entailment-policy", choices=typing.get_args(EntailmentPolicy))
     decision.add_argument("--refutation-policy", choices=typing.get_args(RefutationPolicy))
+    audit = parser.add_argument_group("replay, re-scoring and signatures (docs/audit.md)")
+    audit.add_argument(
+        "--inputs", metavar="FILE",
+        help="verify's input (JSON Lines, or a .json file): each record is matched to the row with its claim and "
+             "evidence digests and its whole decision procedure replayed over its recorded scores",
+    )
+    audit.add_argument("--rescore", action="store_true",
+                       help="re-score every premise of every record with the model (needs --inputs and --model-dir)")
+    audit.add_argument("--model-dir", metavar="DIR", help="the exported model directory to re-score with")
+    audit.add_argument("--variant", metavar="NAME", help="the model directory's variant to re-score with (default: model.onnx)")
+    audit.add_argument("--public-key", metavar="FILE",
+                       help="an Ed25519 public key (keygen's .pub): refuse every record not signed by its private key")
     add_limits(parser.add_argument_group("input limits"))
     parser.set_defaults(func=run)
     return parser
@@ -218,19 +252,105 @@ class _Tally:
         self.reported += 1
 
 
-def _check(record: Record, options: dict[str, Any]) -> tuple[ClaimVerification, CheckReport]:
+@dataclass
+class _Audit:
+    """What ``check`` checks beyond a record's own fields: its input row, the model, a signature key."""
+
+    cursor: Optional[RowCursor[tuple[str, str]]] = None
+    rescorer: Optional[Rescorer] = None
+    public_key: Optional[PublicKey] = None
+
+
+def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[ClaimVerification, CheckReport]:
     result = parse_result(record.result)  # type: ignore[arg-type]
     try:
         config = configuration_for(result, options)
     except ValueError as exc:
         return result, CheckReport(problems=(f"configuration_sha256 cannot be recomputed: {exc}",))
-    return result, check_result(result, config=config)
+    extra: list[str] = []
+    notes: list[str] = []
+    evidence = complete = None
+    if audit.cursor is not None:
+        row = audit.cursor.find((result.claim_sha256, result.evidence_sha256))
+        if isinstance(row, InputRow):
+            evidence, complete = row.request.evidence, row.request.requires_complete_set
+        else:
+            extra.append("no row of --inputs has this record's claim and evidence (its decision cannot be replayed)")
+    truncated = audit.rescorer.scorer.truncated if audit.rescorer is not None else None
+    report = check_result(result, config=config, evidence=evidence, requires_complete_set=complete, truncated=truncated)
+    if audit.rescorer is not None and report.replay is not None:
+        if (result.model, result.requested_revision) != (audit.rescorer.model, audit.rescorer.revision):
+            extra.append(
+                f"--model-dir holds {audit.rescorer.model} at {audit.rescorer.revision}, the record names "
+                f"{result.model} at {result.requested_revision}"
+            )
+        else:
+            extra.extend(audit.rescorer.compare(report.replay.pairs))
+            notes.append(audit.rescorer.describe())
+    elif report.replay is not None:
+        notes.append("scores not re-scored with the model (check --rescore --model-dir DIR proves them)")
+    if audit.public_key is not None:
+        extra.extend(audit.public_key.problems(result))
+    elif result.signature is not None:
+        notes.append("signature not verified (check --public-key FILE verifies it)")
+    if extra or notes:
+        report = replace(report, problems=report.problems + tuple(extra), notes=report.notes + tuple(notes))
+    return result, report
+
+
+def _prepare_audit(args: argparse.Namespace, options: dict[str, Any]) -> _Audit:
+    """The input cursor, rescorer and public key the options ask for.
+
+    Raises:
+        UsageError: an option without what it needs, or a file that cannot be read.
+    """
+    audit = _Audit()
+    if args.rescore and (args.inputs is None or args.model_dir is None):
+        raise UsageError(
+            "error: --rescore needs --inputs FILE (a record carries no passages, so its premises come from the input) "
+            "and --model-dir DIR"
+        )
+    if (args.model_dir is not None or args.variant is not None) and not args.rescore:
+        raise UsageError("error: --model-dir and --variant are used only with --rescore")
+    if args.public_key is not None:
+        try:
+            audit.public_key = load_public_key(args.public_key)
+        except ImportError:
+            raise UsageError(f"error: --public-key needs the sign extra ({install_hint('sign')})") from None
+        except ValueError as exc:
+            raise UsageError(f"error: --public-key: {exc}") from None
+    if args.inputs is not None:
+        if args.inputs == "-" or not os.path.isfile(args.inputs):
+            raise UsageError(f"error: --inputs {args.inputs} must be a regular file (it may be read more than once)")
+        try:
+            read_config = ClaimVerificationConfig(**options)
+        except ValueError as exc:
+            raise UsageError(f"error: the decision options do not form a configuration: {exc}") from None
+        limits = InputLimits(**{name: getattr(args, option) for name, option in _LIMIT_OPTIONS.items()
+                                if getattr(args, option, None) is not None})
+        path, whole = args.inputs, is_whole_file(args.inputs)
+        audit.cursor = RowCursor(
+            lambda: iter_input(path, read_config, limits, source=path, whole_file=whole), _digests
+        )
+    if args.rescore:
+        try:
+            audit.rescorer = rescorer_for(args.model_dir, args.variant)
+        except ClaimVerificationError as exc:
+            raise UsageError(f"error: --model-dir {args.model_dir}: {exc}") from None
+    return audit
+
+
+def _digests(item: "InputRow | InvalidRow") -> Optional[tuple[str, str]]:
+    if not isinstance(item, InputRow):
+        return None
+    return claim_sha256(item.request.claim), evidence_sha256(item.request.evidence)
 
 
 def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     """Run ``check`` (``context`` is unused: no model is needed)."""
     limit = args.max_line_bytes if args.max_line_bytes is not None else InputLimits().max_request_bytes
     options = {name: getattr(args, name) for name in _DECISION if getattr(args, name, None) is not None}
+    audit = _prepare_audit(args, options)
     tally = _Tally()
     invalid: list[str] = []
     for item in records(args.results, limit):
@@ -242,7 +362,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             tally.errors += 1
             continue
         try:
-            result, report = _check(item, options)
+            result, report = _check(item, options, audit)
         except ValueError as exc:
             invalid.append(f"error: {item.where}: {exc}")
             continue

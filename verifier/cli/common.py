@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from ..argtypes import float_range, int_range
 from ..engine.manifest import MANIFEST_NAME, Manifest, read_manifest
 from ..engine.identity import where
-from ..messages import export_command
+from ..messages import export_command, install_hint
 from ..options import (
     MODEL_DIR_ENV,
     InputLimits,
@@ -253,7 +253,37 @@ def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
     }
     if limits:
         values["limits"] = InputLimits(**limits)
-    return RuntimeOptions(**values)
+    if getattr(args, "sign_key", None) is not None:  # docs/audit.md "Signatures"
+        values["sign_key"] = args.sign_key
+    return runtime_options(values)
+
+
+def runtime_options(values: dict[str, Any]) -> RuntimeOptions:
+    """``RuntimeOptions(**values)``; a bad ``--sign-key`` is a usage error naming the option.
+
+    Raises:
+        UsageError: the sign key cannot be read or is not an Ed25519 private key.
+    """
+    runtime = RuntimeOptions(**values)
+    if runtime.sign_key is not None:  # read now: a bad key stops the command before any model work
+        from ..decision.signing import load_private_key
+
+        try:
+            load_private_key(runtime.sign_key)
+        except ImportError as exc:
+            raise UsageError(f"error: --sign-key needs the sign extra ({install_hint('sign')})") from exc
+        except ValueError as exc:
+            raise UsageError(f"error: --sign-key {runtime.sign_key}: {exc}") from None
+    return runtime
+
+
+def add_sign_key(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -> None:
+    """Add ``--sign-key FILE`` (docs/audit.md "Signatures")."""
+    parser.add_argument(
+        "--sign-key", type=Path, metavar="FILE",
+        help="sign every result with this Ed25519 private key (python -m verifier keygen; the sign extra); "
+             "check --public-key verifies (docs/audit.md)",
+    )
 
 
 #: InputLimits field -> argparse destination of its option.

@@ -15,7 +15,9 @@ writes for the *current* input row with its id:
   byte as verify renders it;
 * a result must carry this run's ``configuration_sha256``, check out
   (:func:`verifier.decision.check.check_result`: its claim, evaluation and
-  result digests and its configuration), and answer the current row: the same
+  result digests and its configuration, and a replay of the decision procedure
+  over its recorded scores and the current row's passages: an edited status
+  whose digests were recomputed is refused), and answer the current row: the same
   line, claim and evidence digests, ``as_of`` and ``requires_complete_set``
   (:func:`~verifier.cli.bulk.row_fingerprint`);
 * an error row must report the current row, still invalid with the same error;
@@ -35,6 +37,8 @@ from typing import IO, Any, Callable, Iterator, Optional
 
 from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import check_result, parse_result
+from ..decision.signing import PublicKey, load_private_key
+from ..options import RuntimeOptions
 from ..strictjson import DuplicateKeyError
 from ..strictjson import loads as strict_loads
 from ..types import ClaimVerificationConfig
@@ -47,10 +51,11 @@ from .bulk import (
     row_fingerprint,
     row_id,
 )
+from .audit_inputs import RowCursor
 from .errors import Failure, UsageError
 from .inputs import InputRow, InvalidRow
 
-__all__ = ["AppendFile", "find_row", "read_done"]
+__all__ = ["AppendFile", "find_row", "read_done", "signing_key"]
 
 #: Finds the current input row with an id (a fresh read of the input; used only to word a refusal).
 RowFinder = Callable[[str], "Optional[InputRow | InvalidRow]"]
@@ -128,8 +133,12 @@ def _lines(path: Path, option: str) -> Iterator[tuple[int, bytes]]:
 class _Done:
     """What :func:`read_done` checks one line against; raises :class:`UsageError` for a line it cannot keep."""
 
-    def __init__(self, path: Path, config: ClaimVerificationConfig, configuration_sha256: str, find: RowFinder, source: str) -> None:
+    def __init__(
+        self, path: Path, config: ClaimVerificationConfig, configuration_sha256: str, find: RowFinder, source: str,
+        public_key: Optional[PublicKey] = None,
+    ) -> None:
         self.path, self.config, self.digest, self.find, self.source = path, config, configuration_sha256, find, source
+        self.public_key = public_key
         self.advice = "remove that line (and any other stale one) from the output, or write to a new -o"
 
     def refuse(self, number: int, what: str, key: Optional[str] = None) -> UsageError:
@@ -175,9 +184,24 @@ class _Done:
             record = parse_result(result)
         except ValueError as exc:
             raise self.refuse(number, f"holds {exc}", key) from None
-        report = check_result(record, config=self.config)
+        row = self.find(key)
+        answers = isinstance(row, InputRow) and row_fingerprint(row) == result_fingerprint(line, record)
+        if answers:  # the whole procedure replayed over the record's scores (a stale line is named below)
+            assert isinstance(row, InputRow)
+            report = check_result(
+                record, config=self.config, evidence=row.request.evidence,
+                requires_complete_set=row.request.requires_complete_set,
+            )
+        else:
+            report = check_result(record, config=self.config)
         if not report.ok:
             raise self.refuse(number, f"holds a result that does not check out: {report.problems[0]}", key)
+        if self.public_key is not None:  # this run signs: a kept line must be signed by its key, as the run would sign it
+            problems = self.public_key.problems(record)
+            if problems:
+                raise self.refuse(number, f"is not signed as this run signs (--sign-key): {problems[0]}", key)
+        elif record.signature is not None:
+            raise self.refuse(number, "is signed, but this run does not sign (give the same --sign-key)", key)
         if envelope_text(key, line, result=record.model_dump_json()).encode("utf-8", "surrogatepass") != raw:
             raise self.refuse(number, "was edited: it is not the line verify writes for that result", key)
         return result_fingerprint(line, record)
@@ -219,11 +243,14 @@ def read_done(
     *,
     source: str,
     option: str = "-o",
+    public_key: Optional[PublicKey] = None,
 ) -> "tuple[DigestSet, int]":
     """What an earlier ``--resume`` run wrote to ``path``, verified: the ids done and the byte length to keep.
 
     ``ids`` are the input's ids with their :func:`~verifier.cli.bulk.row_fingerprint`;
     ``find`` reads the input again to name what changed when a line is stale.
+    ``public_key``: this run signs (``--sign-key``), so every kept line must be
+    signed by that key; ``None``: a signed line is refused (the run would not sign it).
     A missing or empty file is nothing done; a last line without its newline is
     a torn write and is not counted (the caller truncates the file).
 
@@ -233,7 +260,7 @@ def read_done(
             module docstring), an id that is not in the input, or an id twice.
         Failure: the file cannot be read.
     """
-    checker = _Done(path, config, configuration_sha256, find, source)
+    checker = _Done(path, config, configuration_sha256, find, source, public_key)
     digests = bytearray()
     keep = unknown = 0
     for number, raw in _lines(path, option):
@@ -280,13 +307,12 @@ def _repeated(path: Path, repeated: set[bytes], option: str) -> UsageError:
     )
 
 
+def signing_key(runtime: RuntimeOptions) -> Optional[PublicKey]:
+    """The public key of the run's ``--sign-key`` (``None``: the run does not sign)."""
+    return load_private_key(runtime.sign_key).public_key() if runtime.sign_key is not None else None
+
+
 def find_row(rows: Callable[[], Iterator["InputRow | InvalidRow"]]) -> RowFinder:
-    """A :data:`RowFinder` over fresh reads of the input."""
-
-    def find(key: str) -> "Optional[InputRow | InvalidRow]":
-        for item in rows():
-            if row_id(item) == key:
-                return item
-        return None
-
-    return find
+    """A :data:`RowFinder` over reads of the input, each search going on from the last row found
+    (:class:`~verifier.cli.audit_inputs.RowCursor`: an output in input order is matched in one read)."""
+    return RowCursor(rows, row_id).find

@@ -12,7 +12,7 @@ from ..engine.coalesce import DEFAULT_MAX_QUEUE_PAIRS, DEFAULT_MAX_WAIT_MS
 from ..messages import install_hint
 from ..options import InputLimits, RuntimeOptions
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION
-from .common import Context, add_model_dir, build_config, load_manifest, missing_model_message, threads
+from .common import Context, add_model_dir, add_sign_key, build_config, load_manifest, missing_model_message, runtime_options, threads
 from .errors import EXIT_OK, Failure, UsageError
 
 __all__ = ["add_parser", "run"]
@@ -55,6 +55,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     parser.add_argument("--score-cache-key", type=Path, default=None, metavar="FILE",
                         help="secret key the store's rows are authenticated with (must exist; default: PATH.key "
                              "beside --score-cache, created 0600 when missing; docs/score-store.md)")
+    add_sign_key(parser)
     parser.add_argument("--score-timeout-s", type=positive_float, default=60.0,
                         help="deadline of one scorer call, queue wait included (default 60)")
     parser.add_argument("--max-batch-claims", type=int_range(1, 1 << 16), default=256,
@@ -128,7 +129,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     max_batch_tokens = args.max_batch_tokens if args.max_batch_tokens is not None else SERVE_MAX_BATCH_TOKENS
     for name, value in (("intra_op_num_threads", args.threads), ("max_batch_tokens", max_batch_tokens),
                         ("variant", args.variant), ("score_cache", args.score_cache),
-                        ("score_cache_max_rows", args.score_cache_max_rows), ("score_cache_key", args.score_cache_key)):
+                        ("score_cache_max_rows", args.score_cache_max_rows), ("score_cache_key", args.score_cache_key),
+                        ("sign_key", args.sign_key)):
         if value is not None:
             runtime_values[name] = value
     runtime_values["padding"] = _padding(args.padding, manifest.variants.get(args.variant) if args.variant else None)
@@ -137,7 +139,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     settings = ServerSettings(
         model_dir=model_dir,
         config=build_config(args, manifest),
-        runtime=RuntimeOptions(**runtime_values),  # type: ignore[arg-type]
+        runtime=runtime_options(runtime_values),
         coalesce=not args.no_coalesce,
         max_wait_ms=args.max_wait_ms,
         max_queue_pairs=args.max_queue,

@@ -41,6 +41,7 @@ from .common import (
     Context,
     add_limits,
     add_model_dir,
+    add_sign_key,
     int_range,
     prepare,
     threads,
@@ -66,7 +67,7 @@ from .bulk import (
 from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .render import RunSummary, format_result, format_summary, identity_summary
-from .resume import AppendFile, find_row, read_done
+from .resume import AppendFile, find_row, read_done, signing_key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..claim_verifier import ClaimVerifier
@@ -164,6 +165,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="secret key the store's rows are authenticated with (must exist; default: PATH.key beside "
              "--score-cache, created 0600 when missing; docs/score-store.md)",
     )
+    add_sign_key(parser)
     add_limits(parser.add_argument_group("input limits (never digested)"))
     scale = parser.add_argument_group(f"scale-out on Ray Data ({install_hint('ray')}; docs/bulk.md)")
     scale.add_argument("--engine", choices=("local", "ray"), default="local", help="local (default) or ray: -o is a directory")
@@ -326,6 +328,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
             done, keep = read_done(
                 output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)),
                 source=f"{source}{f' (shard {shard})' if shard.count > 1 else ''}",
+                public_key=signing_key(setup.runtime),
             )
             appender.truncate(keep)
             if not args.quiet:

@@ -24,8 +24,14 @@ record never checks out just because it claims an older schema: lowering
 
 Digests prove that a record is internally consistent, not that it is
 genuine: anyone who edits a field and recomputes the digests produces a
-consistent record. Keep the records (or their ``result_sha256``) where they
-cannot be rewritten if that matters.
+consistent record. So :func:`check_result` also *re-decides*
+(:mod:`verifier.decision.replay`): given the passages, it replays the real
+decision procedure over the record's own scores and refuses a record whose
+status, groups, bases, limitations or strict rulings are not what the
+procedure gives for them (or whose replay needs a score it does not carry);
+without the passages it checks what the scores must show for any passages
+(:func:`~verifier.decision.replay.score_bounds`). What each layer proves:
+docs/audit.md, "What each check proves".
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from pydantic import ValidationError
 
 from . import audit
+from .replay import ReplayOutcome, replay, score_bounds
 from ..messages import describe_validation_error
 from ..strictjson import loads as strict_loads
 from ..types import (
@@ -62,6 +69,8 @@ class CheckReport:
 
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: The full replay, when the passages were given (its pairs are what ``check --rescore`` re-scores).
+    replay: Optional[ReplayOutcome] = None
 
     @property
     def ok(self) -> bool:
@@ -171,18 +180,31 @@ def check_result(
     *,
     config: Optional[ClaimVerificationConfig] = None,
     evidence: Optional[Sequence[ClaimEvidence]] = None,
+    requires_complete_set: Optional[bool] = None,
+    truncated: Optional[Any] = None,
 ) -> CheckReport:
-    """Recompute the digests of a stored result from its own fields and check its structure.
+    """Recompute the digests of a stored result, check its structure, and re-decide it from its scores.
 
     Args:
         record: the stored result (instance, mapping or JSON).
         config: the decision configuration it was made with, to check
-            ``configuration_sha256`` (and ``model``/``requested_revision``).
+            ``configuration_sha256`` (and ``model``/``requested_revision``) and
+            to replay the decision. ``None``: the default configuration with the
+            record's model and revision, used for the replay only when its
+            digest is the record's (otherwise the replay is skipped, in a note).
         evidence: the passages it was made with, in caller order, to check
-            ``evidence_sha256``.
+            ``evidence_sha256`` and replay the whole decision procedure over
+            the record's scores (:func:`verifier.decision.replay.replay`).
+            ``None``: only what the scores show whatever the passages
+            (:func:`~verifier.decision.replay.score_bounds`), said in a note.
+        requires_complete_set: the input row's flag, for the replay (``None``:
+            taken from the record's status, said in a note).
+        truncated: for a strict-policy replay, a scorer's ``truncated(pairs)``
+            (``None``: taken from the record's ``truncated_pair`` rulings).
 
     Returns:
-        A :class:`CheckReport`; ``ok`` when nothing was edited that the digests cover.
+        A :class:`CheckReport`; ``ok`` when nothing was edited that the digests
+        cover and the decision follows from the recorded scores.
 
     Raises:
         ValueError: ``record`` is not a valid result record.
@@ -190,7 +212,8 @@ def check_result(
     Example:
         >>> from verifier import ClaimVerifier, ScriptedScorer
         >>> result = ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1))).verify_sync("x", [])
-        >>> check_result(result).ok, check_result(result.model_copy(update={"status": "supported"})).ok
+        >>> edited = {**result.model_dump(mode="json"), "status": "supported"}
+        >>> check_result(result).ok, check_result(edited).ok
         (True, False)
     """
     result = parse_result(record)
@@ -236,10 +259,41 @@ def check_result(
             problems.append("model or requested_revision differs from the given configuration")
     else:
         notes.append("configuration_sha256 not checked (check_result(record, config=the configuration) checks it)")
+    evidence_ok = False
     if evidence is not None:
         if audit.evidence_sha256(list(evidence)) != result.evidence_sha256:
             problems.append("evidence_sha256 does not match the given evidence")
+        else:
+            evidence_ok = True
     else:
         notes.append("evidence_sha256 not checked (a result holds no evidence: check_result(record, evidence=the passages) checks it)")
-    return CheckReport(problems=tuple(problems), notes=tuple(notes))
+    decision_config = config
+    if decision_config is None:
+        try:
+            decision_config = configuration_for(result)
+        except ValueError:  # pragma: no cover - a record's model and revision always form a configuration
+            decision_config = None
+        if decision_config is not None and audit.configuration_sha256(decision_config) != result.configuration_sha256:
+            decision_config = None
+            notes.append("decision not replayed: the record was not made with the default configuration (check_result(record, config=...) replays it)")
+    outcome: Optional[ReplayOutcome] = None
+    if decision_config is not None:
+        problems.extend(score_bounds(result, decision_config))
+        if evidence_ok and evidence is not None and result.schema_version < SCHEMA_VERSION:
+            notes.append(
+                f"schema {result.schema_version}: decision checked by the score bounds only (the procedure that made "
+                "it had no localized rechecks, so this one is not replayed over it)"
+            )
+        elif evidence_ok and evidence is not None:
+            outcome = replay(
+                result, evidence, decision_config, requires_complete_set=requires_complete_set, truncated=truncated
+            )
+            problems.extend(outcome.problems)
+            notes.extend(outcome.notes)
+        elif evidence is None:
+            notes.append(
+                "decision replayed from the scores only: the guards read the passages, which a result does not carry "
+                "(check --inputs, or check_result(record, evidence=the passages), replays the whole procedure)"
+            )
+    return CheckReport(problems=tuple(dict.fromkeys(problems)), notes=tuple(notes), replay=outcome)
 

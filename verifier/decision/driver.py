@@ -173,6 +173,8 @@ class ClaimDriver:
         self._stats_lock = threading.Lock()
         self._model_calls = 0
         self._pairs_scored = 0
+        self._signing: Optional[tuple[Any, Any]] = None
+        self.signer()  # a sign_key that cannot be read fails when the verifier is made
 
     @property
     def stats(self) -> dict[str, int]:
@@ -237,13 +239,35 @@ class ClaimDriver:
             running.prefetch = procedure.prefetch()
         return running
 
+    def signer(self) -> Any:
+        """The runtime's ``sign_key`` loaded (:class:`verifier.decision.signing.PrivateKey`; once per key file), or ``None``.
+
+        Raises:
+            ValueError: the key file cannot be read or is not an Ed25519 private key (names ``sign_key``).
+            ImportError: the ``sign`` extra is not installed.
+        """
+        path = self.host.runtime.sign_key
+        if path is None:
+            return None
+        with self._stats_lock:
+            if self._signing is None or self._signing[0] != path:
+                from .signing import load_private_key
+
+                try:
+                    self._signing = (path, load_private_key(path))
+                except ValueError as exc:
+                    raise ValueError(f"sign_key: {exc}") from None
+            return self._signing[1]
+
     def finish(self, running: Running) -> ClaimVerification:
-        """The finished result, naming the scorer's resolved revision (if any) when the model was called."""
+        """The finished result, naming the scorer's resolved revision (if any) when the model was called,
+        signed when the runtime has a ``sign_key`` (docs/audit.md "Signatures")."""
         result = running.result
         assert result is not None
         if result.model_called:
-            return result.model_copy(update={"resolved_revision": self.resolved_revision()})
-        return result
+            result = result.model_copy(update={"resolved_revision": self.resolved_revision()})
+        signer = self.signer()
+        return signer.sign(result) if signer is not None else result
 
     def plan(self, requests: Iterable[RequestInput]) -> list[Running]:
         """Validate every request (all before any model call) and start its procedure.
@@ -265,6 +289,7 @@ class ClaimDriver:
                 field="requests",
             )
         items = list(requests)
+        self.signer()  # a key that cannot be read fails before any model work
         running = []
         for index, request in enumerate(items):
             try:

@@ -1,0 +1,158 @@
+"""Signatures (issue 33): ``keygen``, ``--sign-key`` (verify, serve, ``RuntimeOptions``), ``check --public-key``.
+
+Regression: a record whose digests were recomputed after an edit passed
+``check``, and nothing proved who made a record. A signature binds every
+field to a key's holder (``--rescore``, which proves the scores, is tested in
+tests/test_replay.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+pytest.importorskip("cryptography")
+
+from verifier import ClaimEvidence, ClaimVerification, ClaimVerifier, RuntimeOptions, ScriptedScorer, cli  # noqa: E402
+from verifier.decision.signing import load_public_key  # noqa: E402
+
+from test_replay import CLAIM, REFUTING, ROW, SCRIPT, forge  # noqa: E402
+
+
+
+def _keys(tmp_path: Path, name: str = "signing.key") -> tuple[Path, Path]:
+    assert cli.main(["keygen", "--out", str(tmp_path / name)]) == 0
+    return tmp_path / name, tmp_path / f"{name}.pub"
+
+
+def _scripted(config: Any, runtime: Any) -> ClaimVerifier:
+    return ClaimVerifier(config, scorer=ScriptedScorer(SCRIPT, default=(0.05, 0.05)), runtime=runtime)
+
+
+def test_keygen_writes_a_private_key_0600_and_never_overwrites(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    private, public = _keys(tmp_path)
+    assert stat.S_IMODE(os.stat(private).st_mode) == 0o600
+    assert private.read_text().startswith("-----BEGIN PRIVATE KEY-----")
+    assert public.read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    key_id = capsys.readouterr().err.splitlines()[-1].split()[-1]
+    assert key_id == load_public_key(public).key_id and len(key_id) == 64
+    before = private.read_bytes()
+    assert cli.main(["keygen", "--out", str(private)]) == 2
+    assert "a key is never overwritten" in capsys.readouterr().err
+    assert private.read_bytes() == before
+
+
+def test_signed_records_verify_and_unsigned_forged_or_foreign_ones_do_not(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest_only_model_dir: Path
+) -> None:
+    """check --public-key accepts only records this key's holder signed, unedited, in every format."""
+    private, public = _keys(tmp_path)
+    _, other_public = _keys(tmp_path, "other.key")
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+    signed, unsigned = tmp_path / "signed.jsonl", tmp_path / "unsigned.jsonl"
+    assert cli.main(["verify", str(source), "-o", str(signed), "-q", "--sign-key", str(private)], make_verifier=_scripted) == 0
+    assert cli.main(["verify", str(source), "-o", str(unsigned), "-q"], make_verifier=_scripted) == 0
+    record = json.loads(signed.read_text(encoding="utf-8"))
+    assert record["signature"]["algorithm"] == "ed25519" and record["signature"]["key_id"] == load_public_key(public).key_id
+    # Signing changes no digest and no other field; unsigned output has no signature key at all.
+    plain = json.loads(unsigned.read_text(encoding="utf-8"))
+    assert "signature" not in plain and {k: v for k, v in record.items() if k != "signature"} == plain
+    capsys.readouterr()
+    assert cli.main(["check", str(signed), "--public-key", str(public), "--inputs", str(source)]) == 0
+    assert cli.main(["check", str(unsigned), "-q", "--public-key", str(public)]) == 1
+    assert "the record is not signed" in capsys.readouterr().err
+    assert cli.main(["check", str(signed), "-q", "--public-key", str(other_public)]) == 1
+    assert "the record is signed by another key" in capsys.readouterr().err
+    # Any edit breaks the signature, even of a field no digest covers, and even with the digests recomputed.
+    edits = {
+        "resolved_revision": {**record, "resolved_revision": "feedface"},
+        "forged": forge(record, status="insufficient", refuting_group=[], refuting_basis=None),
+    }
+    for name, edited in edits.items():
+        for text in (json.dumps(edited) + "\n", json.dumps({"id": "r1", "line": 1, "result": edited}) + "\n",
+                     json.dumps({"id": "r1", "result": json.dumps(edited), "error": None}) + "\n"):
+            path = tmp_path / f"{name}.jsonl"
+            path.write_text(text, encoding="utf-8")
+            assert cli.main(["check", str(path), "-q", "--public-key", str(public)]) == 1, name
+            assert "the signature does not verify" in capsys.readouterr().err, name
+    # A key file that is not a key is a usage error naming it.
+    assert cli.main(["verify", str(source), "-q", "--sign-key", str(source)], make_verifier=_scripted) == 2
+    assert f"--sign-key {source}" in capsys.readouterr().err
+    assert cli.main(["check", str(signed), "--public-key", str(private)]) == 2
+
+
+def test_runtime_options_sign_the_librarys_results(tmp_path: Path) -> None:
+    """RuntimeOptions(sign_key=...) signs verify_sync's results; a bad key is refused when the options are made."""
+    private, public = _keys(tmp_path)
+    evidence = [ClaimEvidence(reference="m1", memory_id=UUID(int=1), text=REFUTING)]
+    signed = _scripted(None, RuntimeOptions(sign_key=private)).verify_sync(CLAIM, evidence)
+    plain = _scripted(None, None).verify_sync(CLAIM, evidence)
+    assert signed.signature is not None and load_public_key(public).problems(signed) == []
+    assert signed.model_copy(update={"signature": None}) == plain
+    assert plain.model_dump_json() == ClaimVerification.model_validate_json(plain.model_dump_json()).model_dump_json()
+    assert '"signature"' not in plain.model_dump_json()
+    reread = ClaimVerification.model_validate_json(signed.model_dump_json())
+    assert load_public_key(public).problems(reread) == []
+    with pytest.raises(ValueError, match="sign_key: .* is not an unencrypted PEM private key"):
+        _scripted(None, RuntimeOptions(sign_key=public))
+
+
+def test_serve_signs_its_results(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """serve --sign-key (ServerSettings' runtime): results over real HTTP carry a signature that verifies."""
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    import httpx
+
+    from test_server import Server, _request
+    from verifier.serve import ServerSettings
+
+    private, public = _keys(tmp_path)
+    running = Server(ServerSettings(model_dir=tiny_model_dir, runtime=RuntimeOptions(sign_key=private)))
+    try:
+        assert running.wait_ready().status_code == 200
+        with running.client() as client:
+            one = client.post("/v1/verify", json=_request(0))
+            batch = client.post("/v1/verify/batch", json={"requests": [_request(1), _request(2)]})
+    finally:
+        running.stop()
+    assert one.status_code == 200 and batch.status_code == 200, (one.text, batch.text)
+    key = load_public_key(public)
+    results = [ClaimVerification.model_validate(one.json())]
+    results += [ClaimVerification.model_validate(item["result"]) for item in batch.json()["results"]]
+    assert len(results) == 3
+    for result in results:
+        assert result.signature is not None and key.problems(result) == []
+    assert httpx is not None
+
+
+def test_resume_keeps_only_lines_signed_as_the_run_signs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest_only_model_dir: Path
+) -> None:
+    """verify --resume --sign-key keeps an earlier line only when this key signed it (an uninterrupted run would have);
+    a signed line in an unsigned run, or an unsigned one in a signed run, is refused."""
+    private, _ = _keys(tmp_path)
+    other, _ = _keys(tmp_path, "other.key")
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+
+    def run(out: Path, *argv: str) -> int:
+        return cli.main(["verify", str(source), "-o", str(out), "-q", "--resume", *argv], make_verifier=_scripted)
+
+    signed, unsigned = tmp_path / "signed.jsonl", tmp_path / "unsigned.jsonl"
+    assert run(signed, "--sign-key", str(private)) == 0 and run(unsigned) == 0
+    capsys.readouterr()
+    assert run(signed, "--sign-key", str(private)) == 0  # the same key: kept
+    assert run(signed, "--sign-key", str(other)) == 2
+    assert "is not signed as this run signs (--sign-key): the record is signed by another key" in capsys.readouterr().err
+    assert run(unsigned, "--sign-key", str(private)) == 2
+    assert "the record is not signed" in capsys.readouterr().err
+    assert run(signed) == 2
+    assert "is signed, but this run does not sign" in capsys.readouterr().err
+    assert len(signed.read_text(encoding="utf-8").splitlines()) == 1  # nothing appended by any refused run

@@ -1,0 +1,169 @@
+"""Opt-in Ed25519 signatures of result records (docs/audit.md, "Signatures"); needs the ``sign`` extra.
+
+A signature proves that the holder of a private key made a record: digests
+and replays prove only that a record is consistent and follows from its
+scores, which anyone can arrange. The signature goes in the record's optional
+``signature`` field (:class:`~verifier.types.RecordSignature`), which is left
+out of every dump when unset (unsigned records stay byte-identical) and is
+covered by no digest. What is signed is
+
+    b"onnx-claim-verifier record signature v1\\n" + canonical(record without "signature")
+
+(:func:`verifier.decision.audit.canonical` over ``model_dump(mode="json")``),
+so every field of the record is bound, ``resolved_revision`` and
+``model_called`` included; the envelope's ``id`` and ``line`` are not.
+``key_id`` is the sha256 hex of the raw 32-byte public key.
+
+Keys are PEM files: the private key PKCS#8 (unencrypted, written 0600), the
+public key SubjectPublicKeyInfo (:func:`generate_keypair`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Union
+
+from .audit import canonical
+from ..types import ClaimVerification, RecordSignature
+
+__all__ = ["SIGNED_PREFIX", "PrivateKey", "PublicKey", "generate_keypair", "load_private_key", "load_public_key", "signed_bytes"]
+
+#: Domain separation: a signature over a record is never valid for another message.
+SIGNED_PREFIX = b"onnx-claim-verifier record signature v1\n"
+
+
+def _crypto() -> Any:
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        raise ImportError(
+            "signatures need the cryptography package: pip install 'onnx-claim-verifier[sign]' "
+            "(or bash scripts/setup.sh export,test,sign)"
+        ) from None
+    return serialization, ed25519
+
+
+def signed_bytes(result: ClaimVerification) -> bytes:
+    """The bytes a record's signature is over (its canonical JSON without ``signature``, prefixed)."""
+    data = result.model_dump(mode="json")
+    data.pop("signature", None)
+    return SIGNED_PREFIX + canonical(data).encode("utf-8")
+
+
+def _raw_public(public: Any) -> bytes:
+    serialization, _ = _crypto()
+    return bytes(public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+
+
+def _read(path: Union[str, "os.PathLike[str]"], what: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+
+
+class PrivateKey:
+    """An Ed25519 private key that signs records."""
+
+    def __init__(self, key: Any) -> None:
+        self._key = key
+        self.key_id = hashlib.sha256(_raw_public(key.public_key())).hexdigest()
+
+    def public_key(self) -> "PublicKey":
+        """The matching public key (what ``check --public-key`` verifies with)."""
+        return PublicKey(self._key.public_key())
+
+    def sign(self, result: ClaimVerification) -> ClaimVerification:
+        """``result`` with its ``signature`` set (any earlier signature replaced)."""
+        value = self._key.sign(signed_bytes(result))
+        signature = RecordSignature(key_id=self.key_id, value=base64.b64encode(value).decode("ascii"))
+        return result.model_copy(update={"signature": signature})
+
+
+class PublicKey:
+    """An Ed25519 public key that verifies record signatures."""
+
+    def __init__(self, key: Any) -> None:
+        self._key = key
+        self.key_id = hashlib.sha256(_raw_public(key)).hexdigest()
+
+    def problems(self, result: ClaimVerification) -> list[str]:
+        """Why ``result`` is not signed by this key's holder (empty: it is)."""
+        signature = result.signature
+        if signature is None:
+            return ["the record is not signed (check --public-key refuses unsigned records)"]
+        if signature.key_id != self.key_id:
+            return [f"the record is signed by another key (key_id {signature.key_id[:16]}..., this key {self.key_id[:16]}...)"]
+        from cryptography.exceptions import InvalidSignature
+
+        try:
+            self._key.verify(base64.b64decode(signature.value, validate=True), signed_bytes(result))
+        except (InvalidSignature, ValueError):
+            return ["the signature does not verify: the record was changed after it was signed, or forged"]
+        return []
+
+
+def load_private_key(path: Union[str, "os.PathLike[str]"]) -> PrivateKey:
+    """Read a PEM (PKCS#8, unencrypted) Ed25519 private key.
+
+    Raises:
+        ValueError: unreadable, or not an unencrypted Ed25519 private key (the message names the file).
+        ImportError: the ``sign`` extra is not installed.
+    """
+    serialization, ed25519 = _crypto()
+    data = _read(path, "private key")
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path} is not an unencrypted PEM private key: {exc}") from None
+    if not isinstance(key, ed25519.Ed25519PrivateKey):
+        raise ValueError(f"{path} is not an Ed25519 private key (got {type(key).__name__})")
+    return PrivateKey(key)
+
+
+def load_public_key(path: Union[str, "os.PathLike[str]"]) -> PublicKey:
+    """Read a PEM Ed25519 public key (what :func:`generate_keypair` writes beside the private key).
+
+    Raises:
+        ValueError: unreadable, or not an Ed25519 public key (the message names the file).
+        ImportError: the ``sign`` extra is not installed.
+    """
+    serialization, ed25519 = _crypto()
+    data = _read(path, "public key")
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path} is not a PEM public key: {exc}") from None
+    if not isinstance(key, ed25519.Ed25519PublicKey):
+        raise ValueError(f"{path} is not an Ed25519 public key (got {type(key).__name__})")
+    return PublicKey(key)
+
+
+def generate_keypair(out: Union[str, "os.PathLike[str]"]) -> tuple[Path, Path, str]:
+    """Write a new Ed25519 private key to ``out`` (mode 0600, never over an existing file) and its public key to ``out.pub``.
+
+    Returns:
+        (private key path, public key path, key id).
+
+    Raises:
+        FileExistsError: ``out`` or ``out.pub`` exists (a key is never overwritten).
+        OSError: the files cannot be written.
+        ImportError: the ``sign`` extra is not installed.
+    """
+    serialization, ed25519 = _crypto()
+    private_path = Path(out)
+    public_path = private_path.with_name(private_path.name + ".pub")
+    if public_path.exists():
+        raise FileExistsError(f"{public_path} exists: a key is never overwritten")
+    key = ed25519.Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(pem)
+    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    public_path.write_bytes(public_pem)
+    return private_path, public_path, hashlib.sha256(_raw_public(key.public_key())).hexdigest()
