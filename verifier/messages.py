@@ -86,16 +86,32 @@ def one_line(exc: BaseException) -> str:
 def export_command() -> str:
     """The exporter as a user types it in the working directory, for messages that say how to export.
 
-    ``python -m export`` in a checkout of this project (its ``export/`` shim is
-    there), else ``python -m verifier_export``, which works wherever the package
-    is installed (``pip install`` adds no top-level ``export`` module).
+    ``python -m export`` where that runs this project's shim: a checkout (its
+    ``export/`` directory comes first on ``sys.path``), or anywhere the
+    distribution is installed (it installs the shim). Else, where another
+    ``export`` package would answer (one in the working directory, say),
+    ``python -m verifier_export``, which is the same command under its own name.
     """
+    import importlib.util
+
+    local = Path("export")
+    if local.exists():  # `python -m` puts the working directory first: this one answers
+        return "python -m export" if _is_shim(local) else "python -m verifier_export"
     try:
-        if "verifier_export" in (Path("export") / "__main__.py").read_text(encoding="utf-8"):
-            return "python -m export"
-    except (OSError, UnicodeDecodeError):
-        pass
+        spec = importlib.util.find_spec("export")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin and _is_shim(Path(spec.origin).parent):
+        return "python -m export"
     return "python -m verifier_export"
+
+
+def _is_shim(folder: Path) -> bool:
+    """Whether ``folder`` is this project's ``export/`` shim (its ``__main__`` runs ``verifier_export``)."""
+    try:
+        return "verifier_export" in (folder / "__main__.py").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 #: Characters a terminal would act on instead of showing: C0/C1 controls (ESC starts colour, title and
