@@ -18,7 +18,7 @@ __all__ = [
     "export_command", "printable",
 ]
 
-#: The PyPI distribution (``pip install onnx-claim-verifier``); the import package is ``verifier``.
+#: The distribution's name (what pip and importlib.metadata call it; not published to PyPI); the import package is ``verifier``.
 DISTRIBUTION = "onnx-claim-verifier"
 
 #: pydantic error types worded for users; other types keep pydantic's own message.
@@ -69,13 +69,16 @@ def describe_validation_error(exc: ValidationError) -> tuple[Optional[str], str,
 
 
 def install_hint(extra: str) -> str:
-    """How to install an extra, for messages: from PyPI, or in a checkout with the set-up script.
+    """How to install an extra, for messages: in a checkout with the set-up script, else from the checkout
+    or a wheel built there (nothing is published to PyPI, so installing the distribution by its name
+    finds nothing; issue 34).
 
     Example:
         >>> install_hint("server")
-        "pip install 'onnx-claim-verifier[server]'; in a checkout: bash scripts/setup.sh export,test,server"
+        "in a checkout: bash scripts/setup.sh export,test,server; elsewhere: pip install '/path/to/checkout[server]' or a wheel built there with python -m build (not on PyPI)"
     """
-    return f"pip install '{DISTRIBUTION}[{extra}]'; in a checkout: bash scripts/setup.sh export,test,{extra}"
+    return (f"in a checkout: bash scripts/setup.sh export,test,{extra}; elsewhere: pip install "
+            f"'/path/to/checkout[{extra}]' or a wheel built there with python -m build (not on PyPI)")
 
 
 def one_line(exc: BaseException) -> str:

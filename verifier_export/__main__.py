@@ -198,7 +198,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(
             f"export: error: {exc}; the exporter needs torch (pinned, CPU) and the export extra: in a checkout "
             f"run `bash scripts/setup.sh`; elsewhere `{_python()} -m pip install torch==2.13.0` first and then "
-            f"`{_python()} -m pip install 'onnx-claim-verifier[export]'` (a bare torch requirement pulls a multi-GB CUDA build)",
+            f"`{_python()} -m pip install '/path/to/checkout[export]'` or a wheel built there with `python -m build` "
+            "(not on PyPI; a bare torch requirement pulls a multi-GB CUDA build)",
             file=sys.stderr,
         )
         return 1
