@@ -18,8 +18,10 @@ that export, exactly as ``python -m export.variants DIR`` does.
 
 Each stage (download, loading, ONNX export, parity gate, each variant) prints
 one progress line to stderr as it starts, with the time elapsed
-(``export [ 12.3s] exporting model.onnx ...``). The summary goes to stdout. A failure prints one ``export: error: ...`` line to
-stderr (a parity failure first prints the worst pairs) and exits non-zero:
+(``export [ 12.3s] exporting model.onnx ...``). The summary and the ``next:`` line
+go to stderr too: the export has no result for stdout, so ``python -m export &&
+python -m verifier verify ... > out.jsonl`` holds only JSON Lines. A failure prints
+one ``export: error: ...`` line to stderr (a parity failure first prints the worst pairs) and exits non-zero:
 1 export error, 2 usage, 3 parity gate, 4 manifest mismatch, 5 labels.
 Nothing is left half-written. There is deliberately no ``--trust-remote-code``.
 """
