@@ -1,10 +1,10 @@
 """``python -m export`` in a checkout of this repository: a shim over the exporter package ``verifier_export``.
 
-The exporter is installed as :mod:`verifier_export` (also the console script
-``onnx-claim-verifier-export``); this directory is not installed, so ``pip install``
-adds no top-level ``export`` module that other packages could clash with. Run
-``python -m export ...`` from the repository root, or ``python -m
-verifier_export ...`` anywhere. Library code imports :mod:`verifier_export`.
+The exporter is the package :mod:`verifier_export` (also the console script
+``onnx-claim-verifier-export``). This shim is installed with the distribution, so
+``python -m export ...`` (the documented once-per-revision command) works after
+``pip install`` as in a checkout; ``python -m verifier_export ...`` is the same
+command. Library code imports :mod:`verifier_export`.
 """
 
 from __future__ import annotations

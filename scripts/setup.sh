@@ -15,11 +15,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/progress.sh
 extras="${1:-export,test}"
-step "creating .venv ($(python3 --version))" python3 -m venv .venv
+if [[ -x .venv/bin/python ]]; then
+  say "keeping the existing .venv ($(.venv/bin/python --version)); delete it to start afresh"
+else
+  step "creating .venv ($(python3 --version))" python3 -m venv .venv
+fi
 step "upgrading pip" .venv/bin/python -m pip install --progress-bar off --upgrade pip
 if [[ ",$extras," == *",export,"* || ",$extras," == *",bench,"* ]]; then
-  step "installing torch==2.13.0 (the CPU build, before anything can pull the CUDA one)" \
-    .venv/bin/python -m pip install --progress-bar off "torch==2.13.0"
+  torch_now=$(.venv/bin/python -c 'from importlib import metadata
+try: print(metadata.version("torch"))
+except metadata.PackageNotFoundError: pass' 2>/dev/null || true)
+  if [[ "$torch_now" == "2.13.0"* ]]; then
+    say "keeping torch $torch_now already in .venv"
+  else
+    step "installing torch==2.13.0 (the CPU build, before anything can pull the CUDA one)" \
+      .venv/bin/python -m pip install --progress-bar off "torch==2.13.0"
+  fi
 fi
 # setuptools prints an advisory banner for every editable install (folders named like the package may
 # shadow it); PYTHONWARNINGS=ignore keeps it out of the log shown on failure.

@@ -533,11 +533,38 @@ def test_recorded_scores_of_another_model_directory_are_refused(cohort: Path, mo
     other = tmp_path / "other"
     write_manifest(other)
     manifest = json.loads((other / MANIFEST_NAME).read_text())
-    manifest["created_at"] = "2026-11-30T12:00:00Z"  # same model and revision, another export
+    manifest["created_at"] = "2026-11-30T12:00:00Z"  # same model and revision, another export...
+    manifest["files"]["model.onnx"]["sha256"] = "b" * 64  # ...of another graph
     (other / MANIFEST_NAME).write_text(json.dumps(manifest))
     factory = Factory()
     assert assay(str(cohort), "--model-dir", str(other), "-o", str(out), *GRID, factory=factory) == 2
-    assert "manifest_sha256" in capsys.readouterr().err and factory.scorer.calls == []
+    assert "holds scores of another model: determinants_sha256" in capsys.readouterr().err and factory.scorer.calls == []
+
+
+def test_adding_a_variant_keeps_the_recorded_scores_valid(cohort: Path, model_dir: Path, tmp_path: Path) -> None:
+    """Regression (issue 34): after ``python -m export.variants DIR --variants int8``, ``assay --scores
+    runs/first/scores.jsonl --offline`` failed "holds scores of another model: manifest_sha256 ...",
+    although ``model.onnx`` was byte-identical: the scores were keyed by the whole manifest."""
+    first = tmp_path / "first"
+    assert assay(str(cohort), "--model-dir", str(model_dir), "-o", str(first), *GRID) == 0
+    manifest = json.loads((model_dir / MANIFEST_NAME).read_text())
+    (model_dir / "model.int8.onnx").write_bytes(b"an int8 graph")
+    manifest["files"]["model.int8.onnx"] = {"sha256": hashlib.sha256(b"an int8 graph").hexdigest(), "size": 13}
+    manifest["variants"]["int8"] = {"file": "model.int8.onnx", "description": "dynamic int8", "parity": manifest["parity"]}
+    (model_dir / MANIFEST_NAME).write_text(json.dumps(manifest))
+    factory = Factory()
+    replay = tmp_path / "replay"
+    assert assay(str(cohort), "--model-dir", str(model_dir), "-o", str(replay), "--scores", str(first / "scores.jsonl"),
+                 "--offline", *GRID, factory=factory) == 0
+    assert factory.scorer.calls == []
+    report = json.loads((replay / "report.json").read_text())
+    assert report["overall"] == json.loads((first / "report.json").read_text())["overall"]
+    meta = json.loads((first / "scores.meta.json").read_text())
+    assert meta["determinants"]["graph_sha256"] == hashlib.sha256(b"not a real model").hexdigest()
+    assert meta["determinants"]["variant"] is None and meta["determinants_sha256"]
+    # the int8 variant's scores are another graph's: not these
+    assert assay(str(cohort), "--model-dir", str(model_dir), "--variant", "int8", "-o", str(replay),
+                 "--scores", str(first / "scores.jsonl"), "--offline", *GRID, factory=factory) == 2
 
 
 # ---------------------------------------------------------------- what the report says first

@@ -199,7 +199,7 @@ class TestVariants:
 
         args = ["--int8-max-prob-diff", "0.9", "--int8-max-logit-diff", "5", "--int8-min-argmax-agreement", "0"]
         assert main([str(variants_dir), "--variants", "int8", *args]) == 0
-        out = capsys.readouterr().out
+        out = capsys.readouterr().err
         assert "int8 (model.int8.onnx" in out and "PASS" in out
         manifest = json.loads((variants_dir / "manifest.json").read_text(encoding="utf-8"))
         assert manifest["variants"]["int8"]["parity"]["max_prob_diff_gate"] == 0.9
@@ -213,11 +213,44 @@ class TestVariants:
         from verifier_export.variants import main as variants_main
 
         loose = ["--int8-max-prob-diff", "1", "--int8-max-logit-diff", "5", "--int8-min-argmax-agreement", "0"]
+
+        def summary(err: str) -> list[str]:  # the summary lines (on stderr, issue 34), without progress lines
+            return [line for line in err.splitlines() if not line.startswith(("export [", "verifier_export.variants ["))]
+
         assert export_main(["--output", str(variants_dir), "--variants", "int8", *loose]) == 0
-        out = capsys.readouterr().out
-        assert "int8 (model.int8.onnx" in out and "built" in out and "verified existing export" not in out
+        captured = capsys.readouterr()
+        out = "\n".join(summary(captured.err))
+        assert captured.out == "" and "int8 (model.int8.onnx" in out and "built" in out and "verified existing export" not in out
         assert variants_main([str(variants_dir), "--variants", "int8", *loose]) == 0
-        assert capsys.readouterr().out == out.replace(", built)", ", kept)")
+        assert "\n".join(summary(capsys.readouterr().err)) == out.replace(", built)", ", kept)")
+
+    @pytest.mark.slow
+    def test_a_kept_variant_is_judged_by_the_gate_asked_for_now(self, variants_dir: Path) -> None:
+        """Regression (issue 34): ``python -m export.variants DIR --variants int8`` printed ``kept ... -> PASS``
+        under the default gate because int8 had been recorded under a looser one (a fresh directory
+        exits 3), and the tiny model's few-hundred-KB file showed as "0 MB"."""
+        import subprocess
+        import sys
+
+        repo = Path(__file__).resolve().parent.parent
+
+        def variants(*args: str) -> "subprocess.CompletedProcess[str]":
+            return subprocess.run([sys.executable, "-m", "export.variants", str(variants_dir), "--variants", "int8", *args],
+                                  cwd=repo, capture_output=True, text=True, timeout=300)
+
+        loose = variants("--int8-max-prob-diff", "1", "--int8-max-logit-diff", "50", "--int8-min-argmax-agreement", "0")
+        assert loose.returncode == 0 and loose.stdout == "", loose.stderr
+        size = (variants_dir / "model.int8.onnx").stat().st_size
+        assert size < 1_000_000 and f"int8 (model.int8.onnx, {size / 1e3:.0f} KB, built)" in loose.stderr
+        recorded = json.loads((variants_dir / "manifest.json").read_text(encoding="utf-8"))["variants"]["int8"]["parity"]
+        # the default int8 gate (0.5 logits, 0.05 probability) is what this run asks for
+        assert recorded["max_abs_prob_diff"] > 0.05 or recorded["max_abs_logit_diff"] > 0.5, recorded
+        strict = variants()
+        assert strict.returncode == 3, strict.stderr
+        assert f"int8 (model.int8.onnx, {size / 1e3:.0f} KB, kept)" in strict.stderr and "-> FAIL" in strict.stderr
+        assert "looser gate" in strict.stderr and "-> PASS" not in strict.stderr
+        again = variants("--int8-max-prob-diff", "1", "--int8-max-logit-diff", "50", "--int8-min-argmax-agreement", "0")
+        assert again.returncode == 0 and ", kept): " in again.stderr and "-> PASS" in again.stderr, again.stderr
 
 
     @pytest.mark.slow
@@ -233,7 +266,7 @@ class TestVariants:
             cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, text=True, timeout=300,
         )
         assert proc.returncode == 0, proc.stderr
-        assert "optimized (model.optimized.onnx" in proc.stdout and "PASS" in proc.stdout
+        assert "optimized (model.optimized.onnx" in proc.stderr and "PASS" in proc.stderr
         missing = subprocess.run(
             [sys.executable, "-m", "verifier_export.variants", str(variants_dir / "absent")],
             cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, text=True, timeout=300,

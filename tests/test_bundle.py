@@ -496,6 +496,45 @@ def test_prmes_own_test_seam_replacing_predict_sync_drives_the_verifier() -> Non
                      ("The launch is Tuesday.", "The launch is Tuesday.")]]
 
 
+def test_prmes_predict_sync_returns_a_list_of_tuples_like_prmes() -> None:
+    """Regression (issue 34): ``_predict_sync`` returned a numpy array; PRME 0.15.0's returns a list of
+    ``(entailment, contradiction, neutral)`` float tuples (``[]`` for no pairs), and PRME users' tests
+    compare it with ``==``."""
+    verifier = ClaimVerifier(scorer=ScriptedScorer({"a premise": (0.7, 0.2)}, default=(0.1, 0.3)))
+    out = verifier._predict_sync([("a premise", "h"), ("other", "h")])
+    assert type(out) is list and all(type(row) is tuple and all(type(v) is float for v in row) for row in out)
+    assert out == [(0.7, 0.2, pytest.approx(0.1)), (0.1, 0.3, pytest.approx(0.6))]
+    assert verifier._predict_sync([]) == []
+
+
+def test_prmes_ensure_model_and_model_seams_drive_the_verifier() -> None:
+    """Regression (issue 34): ``_ensure_model`` and ``_model`` did not exist, so a PRME test suite that
+    replaces them (a fake cross-encoder, no download) failed with AttributeError. Run as PRME's tests do."""
+
+    class FakeCrossEncoder:  # rows in the model's label order: contradiction, entailment, neutral
+        def __init__(self) -> None:
+            self.calls: list[dict[str, object]] = []
+
+        def predict(self, pairs: list[tuple[str, str]], **kwargs: object) -> list[list[float]]:
+            self.calls.append(kwargs)
+            return [[0.01, 0.95, 0.04] if "is Tuesday" in premise else [0.93, 0.02, 0.05] for premise, _ in pairs]
+
+    verifier = ClaimVerifier()  # no model directory needed: the seams replace the model
+    assert verifier._model is None
+    fake = FakeCrossEncoder()
+    verifier._ensure_model = lambda: None  # type: ignore[method-assign]
+    verifier._model = fake
+    verifier._label_indexes = {"contradiction": 0, "entailment": 1, "neutral": 2}
+    result = verifier.verify_bundle_sync("The launch is Tuesday.", _memory_bundle())
+    assert result.status.value == "contested"
+    assert result.supporting_group == (ID1,) and result.refuting_group == (ID2,)
+    assert fake.calls == [{"batch_size": verifier.config.batch_size, "apply_softmax": True, "show_progress_bar": False}]
+    # and without replacing anything, _ensure_model makes _model this verifier's scorer, once
+    scripted = ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1)))
+    scripted._ensure_model()
+    assert scripted._model is scripted.scorer
+
+
 def test_prme_shaped_evidence_and_config_objects_are_accepted() -> None:
     """A PRME user's own ClaimEvidence/ClaimVerificationConfig objects (other pydantic models with the same
     fields) are validated from their model_dump()."""

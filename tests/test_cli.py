@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
@@ -423,7 +424,7 @@ def test_malformed_line_names_line_and_field_and_writes_nothing(
     assert code == 2
     assert out == ""
     assert f"error: {path} {expected}" in err
-    assert err.strip().splitlines()[-1] == f"error: 1 invalid row in {path}; nothing written"
+    assert err.strip().splitlines()[-1] == f"error: 1 invalid row in {path}; nothing written (--skip-invalid verifies the valid rows and reports these)"
     assert "Traceback" not in err
     assert target.read_text(encoding="utf-8") == "previous results\n"  # untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fake-model", "in.jsonl", "results.jsonl"]
@@ -454,7 +455,7 @@ def test_lone_surrogate_in_claim_names_line_and_field(
     lines = err.splitlines()
     assert len(lines) == 2, err
     assert lines[0].startswith(f"error: {path} line 2: field claim: ")
-    assert lines[1] == f"error: 1 invalid row in {path}; nothing written"
+    assert lines[1] == f"error: 1 invalid row in {path}; nothing written (--skip-invalid verifies the valid rows and reports these)"
     assert listing(tmp_path) == ["fake-model", "in.jsonl"]  # nothing written, no temporary file left
     assert scripted.verifiers == []  # refused before any model work
 
@@ -489,7 +490,7 @@ def test_too_many_invalid_rows_are_counted_not_listed(
     lines = err.strip().splitlines()
     assert len(lines) == 22
     assert lines[-2] == "error: ... and 5 more invalid rows"
-    assert lines[-1] == f"error: 25 invalid rows in {path}; nothing written"
+    assert lines[-1] == f"error: 25 invalid rows in {path}; nothing written (--skip-invalid verifies the valid rows and reports these)"
 
 
 def test_missing_input_file(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
@@ -730,9 +731,32 @@ def test_default_model_dir_hint(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert code == 1
     assert err.startswith(
         f"error: model directory models/nli-deberta-v3-base-6c749ce3425c (relative to {tmp_path}) does not exist; "
-        "create it once with `python -m verifier_export` ("  # outside a checkout: no `export` shim here
+        "create it once with `python -m export` ("  # outside a checkout: the installed shim (issue 34)
     )
-    assert "or `python -m verifier_export --smoke --output DIR` and pass --model-dir DIR (random-weights" in err
+    assert "or `python -m export --smoke --output DIR` and pass --model-dir DIR (random-weights" in err
+
+
+def test_without_the_pinned_model_the_error_names_the_smoke_export_that_is_there(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path
+) -> None:
+    """Regression (issue 34): after ``python -m export --smoke`` alone, the README's
+    ``verify examples/claims.jsonl`` (no ``--model-dir``) exited 1 without mentioning the smoke
+    export in ``models/tiny-deberta-v2-smoke-seed0``; the error now says to add ``--model-dir`` for it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny-deberta-v2-smoke-seed0")
+    claims = write_jsonl(tmp_path / "claims.jsonl", [{"claim": "The launch is Tuesday.", "evidence": [
+        {"reference": "m1", "memory_id": str(uuid.UUID(int=1)), "text": "The launch is Tuesday."}]}])
+    code, out, err = run_main(capsys, "verify", str(claims))
+    assert (code, out) == (1, "")
+    assert err.startswith(
+        "error: model directory models/nli-deberta-v3-base-6c749ce3425c (relative to "
+        f"{tmp_path}) does not exist: the pinned model is not exported here, but the random-weights smoke export "
+        f"models/tiny-deberta-v2-smoke-seed0 (relative to {tmp_path}) is; add --model-dir "
+        "models/tiny-deberta-v2-smoke-seed0 to use it"
+    ), err
+    code, out, err = run_main(capsys, "verify", str(claims), "--model-dir", "models/tiny-deberta-v2-smoke-seed0", "-q")
+    assert code == 0 and len(out.splitlines()) == 1, err
 
 
 # ---------------------------------------------------------------- end to end, in a subprocess, on the tiny model
@@ -905,7 +929,7 @@ def test_whole_json_file_errors_name_items_and_lines(
     assert err.splitlines() == [
         f"error: {items} item 2: expected a JSON object, got int",
         f"error: {items} item 3: field id: must be a string",
-        f"error: 2 invalid rows in {items}; nothing written",
+        f"error: 2 invalid rows in {items}; nothing written (--skip-invalid verifies the valid rows and reports these)",
     ]
     broken = tmp_path / "broken.json"
     broken.write_text('[\n  {"claim": "x"},\n  {"claim": "y" "evidence": []}\n]\n', encoding="utf-8")
@@ -1111,7 +1135,7 @@ def test_pydantic_wording_becomes_user_words(
     assert err.splitlines() == [
         f"error: {path} line 1: field evidence: must be a list",
         f"error: {path} line 2: field evidence.0.memory_id: not a valid UUID",
-        f"error: 2 invalid rows in {path}; nothing written",
+        f"error: 2 invalid rows in {path}; nothing written (--skip-invalid verifies the valid rows and reports these)",
     ]
 
 

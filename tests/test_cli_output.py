@@ -188,7 +188,22 @@ class TestHostileInput:
         source = write(tmp_path / "in.jsonl", [row(1, claim="word " * 3)])
         code, _, err = run(capsys, str(source), "--max-claim-chars", "10")
         assert code == 2
-        assert f"{source} line 1: field claim: 14 characters exceed max_claim_chars=10" in err
+        assert f"{source} line 1: field claim: 14 characters exceed max_claim_chars=10 (raise it with --max-claim-chars N)" in err
+        assert "nothing written (--skip-invalid verifies the valid rows and reports these)" in err
+
+    def test_a_long_one_off_claim_names_the_option_and_the_fix(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Regression (issue 34): a claim over the limit did not name ``--max-claim-chars``, and with
+        ``--claim`` not even the field (``error: 14 characters exceed max_claim_chars=10``)."""
+        code = cli.main(["verify", "--claim", "word " * 3, "--evidence", "a passage", "--max-claim-chars", "10"],
+                        make_verifier=make)
+        err = capsys.readouterr().err
+        assert code == 2
+        assert err == "error: --claim: 14 characters exceed max_claim_chars=10 (raise it with --max-claim-chars N)\n"
+        code = cli.main(["verify", "--claim", "short claim", "--evidence", "ok", "--evidence", "x" * 11,
+                         "--max-passage-chars", "10"], make_verifier=make)
+        err = capsys.readouterr().err
+        assert code == 2
+        assert err == "error: --evidence #2: 11 characters exceed max_passage_chars=10 (raise it with --max-passage-chars N)\n"
 
     def test_evidence_that_is_not_utf8_names_the_option(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Regression: --evidence with invalid UTF-8 (decoded as surrogates) did not name the option."""

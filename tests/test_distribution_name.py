@@ -41,10 +41,27 @@ def test_the_version_is_the_installed_distributions() -> None:
     assert verifier.__version__ == metadata.version("onnx-claim-verifier")
 
 
-def test_install_hints_name_the_distribution() -> None:
+def test_install_hints_install_from_a_checkout_or_a_built_wheel() -> None:
+    """Regression (issue 34): hints said ``pip install 'onnx-claim-verifier[ray]'``; nothing is published,
+    so pip answered ``No matching distribution found``."""
     assert install_hint("ray") == (
-        "pip install 'onnx-claim-verifier[ray]'; in a checkout: bash scripts/setup.sh export,test,ray"
+        "in a checkout: bash scripts/setup.sh export,test,ray; elsewhere: pip install '/path/to/checkout[ray]' "
+        "or a wheel built there with python -m build (not on PyPI)"
     )
+
+
+#: ``pip install 'onnx-claim-verifier...`` by name: not published, so it finds no distribution.
+BY_NAME = re.compile(r"""pip install\s+['"]?onnx-claim-verifier\b""")
+
+
+def test_no_doc_or_message_installs_the_unpublished_name() -> None:
+    """Regression (issue 34): docs/serving.md, docs/bulk.md, docs/assay.md and the exporter's error said
+    ``pip install 'onnx-claim-verifier[...]'``, which pip cannot find."""
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "bench").glob("*.md"),
+             *(ROOT / "examples").glob("*.md"), *(ROOT / "verifier").rglob("*.py"),
+             *(ROOT / "verifier_export").rglob("*.py"), *(ROOT / "bench").glob("*.py"), ROOT / "scripts" / "setup.sh"]
+    offending = sorted(path.relative_to(ROOT).as_posix() for path in files if BY_NAME.search(path.read_text(encoding="utf-8")))
+    assert offending == []
 
 
 def test_no_doc_or_message_installs_the_foreign_project() -> None:

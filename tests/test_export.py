@@ -36,6 +36,11 @@ REPO = Path(__file__).resolve().parent.parent
 # ---------------------------------------------------------------- helpers
 
 
+def summary_of(stderr: str) -> str:
+    """The exporter's summary and ``next:`` lines: its stderr without the progress lines (``export [ 5.0s] ...``)."""
+    return "\n".join(line for line in stderr.splitlines() if not line.startswith("export [")) + "\n"
+
+
 def run_export_cli(*args: str, cwd: Path = REPO, env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return subprocess.run(
@@ -171,15 +176,16 @@ def test_smoke_export_is_labelled_random(tmp_path: Path, capsys: pytest.CaptureF
     target = tmp_path / "smoke"
     target.mkdir()  # an existing empty directory is filled, not refused
     assert main(["--smoke", "--output", str(target)]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("RANDOM WEIGHTS: seeded test model for plumbing checks and speed figures only")
+    captured = capsys.readouterr()
+    out = summary_of(captured.err)  # issue 34: messages on stderr, stdout for results only
+    assert captured.out == "" and out.startswith("RANDOM WEIGHTS: seeded test model for plumbing checks and speed figures only")
     manifest = verify_export_dir(target)
     assert (manifest.source, manifest.random_weights, manifest.model) == ("smoke", True, "smoke/tiny-deberta-v2")
     assert manifest.parity.passed and manifest.requested_revision == "seed0"
     assert listing(tmp_path) == ["smoke"]
 
     assert main(["--smoke", "--output", str(target)]) == 0
-    again = capsys.readouterr().out
+    again = summary_of(capsys.readouterr().err)
     assert again.startswith("RANDOM WEIGHTS") and "nothing to do" in again
 
     # --variants builds gated extra ONNX files into the verified directory (loose int8 gate: random weights)
@@ -471,15 +477,16 @@ def test_cli_exports_a_local_directory(tiny_source_dir: Path, tmp_path: Path) ->
     target = tmp_path / "exported"
     proc = run_export_cli("--model", str(tiny_source_dir), "--output", str(target))
     assert proc.returncode == 0, proc.stderr
-    assert f"-> {target}" in proc.stdout and "max |Δlogit|" in proc.stdout
-    assert proc.stdout.startswith("RANDOM WEIGHTS: seeded test model")
+    assert proc.stdout == ""  # issue 34: messages go to stderr
+    assert f"-> {target}" in proc.stderr and "max |Δlogit|" in proc.stderr
+    assert summary_of(proc.stderr).startswith("RANDOM WEIGHTS: seeded test model")
     manifest = verify_export_dir(target)
     assert manifest.source == "local" and manifest.parity.passed
     assert verify_golden(target) <= 1e-4
 
     again = run_export_cli("--model", str(tiny_source_dir), "--output", str(target))
     assert again.returncode == 0, again.stderr
-    assert "verified existing export" in again.stdout and "nothing to do" in again.stdout
+    assert "verified existing export" in again.stderr and "nothing to do" in again.stderr
 
 
 def test_default_output_dirs(tmp_path: Path) -> None:
@@ -575,11 +582,11 @@ def test_cli_hub_id_from_offline_cache(tiny_source_dir: Path, tmp_path: Path) ->
     manifest = verify_export_dir(target)
     assert (manifest.source, manifest.model) == ("hub", "tiny-org/tiny-nli")
     assert (manifest.requested_revision, manifest.resolved_revision) == ("main", commit)
-    assert manifest.random_weights is False and not proc.stdout.startswith("RANDOM")
+    assert manifest.random_weights is False and not summary_of(proc.stderr).startswith("RANDOM")
 
     unknown = run_export_cli("--model", "tiny-org/tiny-nli", "--revision", "f" * 40, cwd=work, env=env)
     assert unknown.returncode == 1
-    assert_one_error_line(unknown.stderr, "downloading revision f{40} from the Hugging Face hub failed")
+    assert_one_error_line(unknown.stderr, "HF_HUB_OFFLINE is set, so huggingface_hub only looked in its cache")
     assert unknown.stderr.splitlines()[0].endswith(f" {OFFLINE_HINT}")
     assert listing(work / "models") == ["tiny-nli-main"]
 
@@ -595,16 +602,20 @@ def test_offline_hint_text() -> None:
 
 
 def test_failed_hub_download_ends_with_offline_hint(tmp_path: Path) -> None:
-    """Bug: a failed hub download (no network) gave no hint about --model DIR or --smoke."""
+    """Bug: a failed hub download (no network) gave no hint about --model DIR or --smoke. Regression
+    (issue 34): under HF_HUB_OFFLINE=1 it said "downloading ... failed" (nothing was downloaded: the
+    cache lacked it) and suggested HF_HUB_OFFLINE=1 with the command just run."""
     env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
+    env.pop("HF_HUB_CACHE", None)
     revision = "0" * 40
     proc = run_export_cli("--model", "tiny-org/absent-nli", "--revision", revision, "--output", str(tmp_path / "m"), env=env)
     assert proc.returncode == 1 and proc.stdout == ""
-    assert_one_error_line(proc.stderr, "downloading revision 0{40} from the Hugging Face hub failed: ")
+    assert_one_error_line(proc.stderr, "HF_HUB_OFFLINE is set, so huggingface_hub only looked in its cache ")
     assert proc.stderr.startswith(
-        f"export: error: --model tiny-org/absent-nli: no local directory of that name, and downloading revision "
-        f"{revision} from the Hugging Face hub failed: "
+        f"export: error: --model tiny-org/absent-nli: no local directory of that name, and HF_HUB_OFFLINE is set, "
+        f"so huggingface_hub only looked in its cache ({tmp_path / 'hf' / 'hub'}), which does not hold revision {revision}: "
     )
+    assert "downloading" not in proc.stderr
     error, advice = proc.stderr.splitlines()
     assert error.endswith(f" {OFFLINE_HINT}")
     try:  # the interpreter as the tool prints it: relative to the working directory when under it
@@ -614,7 +625,7 @@ def test_failed_hub_download_ends_with_offline_hint(tmp_path: Path) -> None:
     run = f"{python} -m verifier_export"
     assert advice == (
         f"next: with a copy of the model folder: {run} --model /path/to/absent-nli --model-id tiny-org/absent-nli "
-        f"--revision {revision}; with a Hugging Face cache that holds it: HF_HUB_OFFLINE=1 {run} --model "
+        f"--revision {revision}; with network: unset HF_HUB_OFFLINE and run {run} --model "
         f"tiny-org/absent-nli --revision {revision}; plumbing only (random weights): {run} --smoke"
     )
     assert listing(tmp_path) == []

@@ -20,10 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_checkout_uses_its_shim_and_anywhere_else_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (issue 34): ``python -m export`` failed after ``pip install``; the shim is installed now,
+    so messages outside the checkout name it too, unless another ``export`` would answer there."""
     monkeypatch.chdir(ROOT)
     assert export_command() == "python -m export"
     monkeypatch.chdir(tmp_path)
-    assert export_command() == "python -m verifier_export"
+    assert export_command() == "python -m export"  # the installed shim answers here
     (tmp_path / "export").mkdir()
     (tmp_path / "export" / "__main__.py").write_text("print('someone else’s export')\n", encoding="utf-8")
     assert export_command() == "python -m verifier_export"  # a user's own `export` package is not ours
@@ -37,11 +39,11 @@ def test_the_missing_model_error_outside_a_checkout_names_a_command_that_runs_th
     proc = _run(tmp_path, "-m", "verifier", "verify", "--model-dir", str(tmp_path / "none"),
                 "--claim", "The launch is on Tuesday.", "--evidence", "The launch moved to Wednesday.")
     assert proc.returncode == 1
-    assert f"create it once with `python -m verifier_export --output {tmp_path / 'none'}`" in proc.stderr
-    assert "python -m export " not in proc.stderr
+    assert f"create it once with `python -m export --output {tmp_path / 'none'}`" in proc.stderr
     shown = _run(tmp_path, "-m", "verifier_export", "--help")
     assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m verifier_export ")
-    assert _run(tmp_path, "-m", "export", "--help").returncode == 1  # what the old message said: not there
+    shim = _run(tmp_path, "-m", "export", "--help")  # what the message says runs there (issue 34: it did not)
+    assert shim.returncode == 0 and shim.stdout.startswith("usage: python -m export "), shim.stderr
 
 
 def test_the_checkout_shim_still_calls_itself_python_m_export() -> None:

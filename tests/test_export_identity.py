@@ -56,7 +56,7 @@ def test_a_copied_folder_becomes_the_default_model(tiny_source_dir: Path, tmp_pa
     assert manifest.identity.source_files["config.json"].sha256 == hashlib.sha256(config).hexdigest()
     # the last line names the command that uses it: no --model-dir, it is the default location;
     # no examples/claims.jsonl here (not a checkout), so a one-off claim
-    suggested = proc.stdout.splitlines()[-1]
+    suggested = proc.stderr.splitlines()[-1]  # issue 34: messages on stderr
     assert suggested.endswith("-m verifier verify --claim 'The launch is on Tuesday.' --evidence 'The launch moved to Wednesday.'")
     ran = subprocess.run(shlex.split(suggested.removeprefix("next: ")), cwd=work, capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0 and "The launch is on Tuesday." in ran.stdout, ran.stderr

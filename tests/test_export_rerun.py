@@ -62,13 +62,14 @@ def test_the_readme_commands_rerun_over_a_copied_folder_export_are_no_ops(
     for args in ((), ("--variants", "optimized", "int8", *loose)):
         proc = _export_cli(*args, cwd=copied_export, data_dir=tmp_path / "data")
         assert proc.returncode == 0, proc.stderr
-        verified = next(line for line in proc.stdout.splitlines() if line.startswith("verified existing export"))
+        assert proc.stdout == ""  # issue 34: messages on stderr
+        verified = next(line for line in proc.stderr.splitlines() if line.startswith("verified existing export"))
         assert verified.startswith(
             f"verified existing export models/{DEFAULT_DIR} ({DEFAULT_MODEL}@{DEFAULT_REVISION}, "
             "from a copied folder, identity stated with --model-id (unchecked)): files match "
         )
         assert verified.endswith("; nothing to do")
-        assert proc.stdout.splitlines()[-1].endswith("-m verifier verify --claim 'The launch is on Tuesday.' --evidence 'The launch moved to Wednesday.'")
+        assert proc.stderr.splitlines()[-1].endswith("-m verifier verify --claim 'The launch is on Tuesday.' --evidence 'The launch moved to Wednesday.'")
     # the first run changed nothing; the second added only the variants
     after = {path.name: path.stat().st_mtime_ns for path in target.iterdir()}
     assert {name: after[name] for name in before if name != "manifest.json"} == {

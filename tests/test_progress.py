@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -76,6 +77,24 @@ def test_a_stage_is_announced_only_when_it_runs_for_long() -> None:
     assert re.fullmatch(r"export \[t\] exporting model\.onnx: done in [\d.]+ s", lines[-1]) and len(lines) == 2
 
 
+def test_a_run_of_short_stages_is_not_silent_for_longer_than_the_threshold() -> None:
+    """Regression (issue 34): ``export --smoke`` ran 8.7 s and a re-check 5.2 s before their first line,
+    every stage being shorter than the 5 s threshold. Now silence itself is bounded."""
+    out = io.StringIO()
+    reporter = StageReporter("export", out, after=0.4, every=60.0)
+    started = time.monotonic()
+    for number in range(40):  # 40 stages of 0.05 s: none reaches the threshold alone
+        reporter(f"stage {number}")
+        time.sleep(0.05)
+        if out.getvalue():
+            break
+    reporter.close()
+    assert out.getvalue(), "2 s of short stages printed nothing"
+    first = out.getvalue().splitlines()[0]
+    assert re.fullmatch(r"export \[ *[\d.]+s\] stage \d+ \.\.\.", first), first
+    assert float(re.findall(r"[\d.]+", first)[0]) <= time.monotonic() - started
+
+
 def test_a_failed_stage_gets_no_done_line() -> None:
     out = io.StringIO()
     with pytest.raises(ValueError):
@@ -95,8 +114,36 @@ def test_the_export_command_prints_its_stages_in_order(tmp_path: Path) -> None:
     stages = [re.sub(r"^export \[ *[\d.]+s\] ", "", line) for line in proc.stderr.splitlines()
               if line.startswith("export [") and not line.endswith(" s") and "done in" not in line]
     assert [stage.split(" ")[0] for stage in stages] == [
-        "building", "reading", "loading", "exporting", "parity", "writing", "moving",
+        "importing", "building", "reading", "loading", "exporting", "parity", "writing", "moving",
     ], proc.stderr
-    assert stages[3].startswith("exporting model.onnx with span attention (optimum-onnx, opset default)")
-    assert all(line.startswith("export [") for line in proc.stderr.splitlines()), proc.stderr
-    assert proc.stdout.startswith("RANDOM WEIGHTS")  # the summary stays on stdout
+    assert stages[4].startswith("exporting model.onnx with span attention (optimum-onnx, opset default)")
+    lines = proc.stderr.splitlines()
+    first_summary = next(i for i, line in enumerate(lines) if not line.startswith("export ["))
+    assert lines[first_summary].startswith("RANDOM WEIGHTS") and lines[-1].startswith("next: "), proc.stderr
+    assert not any(line.startswith("export [") for line in lines[first_summary:]), proc.stderr  # no stray lines
+    assert proc.stdout == ""  # issue 34: the summary is a message too (stdout is for results)
+    assert "RANDOM WEIGHTS" in proc.stderr
+
+
+def test_a_rerun_of_the_setup_script_says_it_kept_the_venv_and_torch(tmp_path: Path) -> None:
+    """Regression (issue 34): re-running ``scripts/setup.sh`` printed "creating .venv ... done" and
+    "installing torch ... done in 0 s" over an existing ``.venv`` instead of saying it kept them.
+    The script runs here over a stand-in ``.venv`` whose ``python`` reports torch 2.13.0 and whose pip
+    does nothing, so what is checked is the script's own decisions."""
+    (tmp_path / "scripts").mkdir()
+    for name in ("setup.sh", "progress.sh"):
+        shutil.copy(ROOT / "scripts" / name, tmp_path / "scripts" / name)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/usr/bin/env bash\ncase "$1" in\n  --version) echo "Python 3.11.7";;\n'
+                      '  -c) echo "2.13.0+cpu";;\nesac\nexit 0\n', encoding="utf-8")
+    python.chmod(0o755)
+    proc = subprocess.run(["bash", str(tmp_path / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    said = [re.sub(r"^\[setup +\d+s\] ", "", line) for line in proc.stderr.splitlines()]
+    assert "keeping the existing .venv (Python 3.11.7); delete it to start afresh" in said, said
+    assert "keeping torch 2.13.0+cpu already in .venv" in said, said
+    assert not any(line.startswith(("creating .venv", "installing torch")) for line in said), said
+    python.write_text('#!/usr/bin/env bash\n[[ "$1" == --version ]] && echo "Python 3.11.7"\nexit 0\n', encoding="utf-8")
+    fresh = subprocess.run(["bash", str(tmp_path / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=60)
+    assert fresh.returncode == 0 and "installing torch==2.13.0" in fresh.stderr, fresh.stderr  # no torch yet: installed

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,9 @@ def test_the_readmes_offline_path_works_in_a_fresh_clone(clone: Path) -> None:
     assert offline.returncode == 1, offline.stderr
     lines = [line for line in offline.stderr.splitlines() if not line.startswith("export [")]
     assert len(lines) == 2 and lines[0].startswith("export: error: ") and lines[1].startswith("next: with a copy of")
+    # issue 34: under HF_HUB_OFFLINE=1 nothing was downloaded, and the command just run is not the advice
+    assert "HF_HUB_OFFLINE is set" in lines[0] and "downloading" not in lines[0]
+    assert "unset HF_HUB_OFFLINE" in lines[1] and "HF_HUB_OFFLINE=1" not in lines[1]
     assert not (clone / "models" / "nli-deberta-v3-base-6c749ce3425c").exists()
 
     # verify without a model: says where it looked, with absolute paths
@@ -76,8 +80,8 @@ def test_the_readmes_offline_path_works_in_a_fresh_clone(clone: Path) -> None:
     assert f".venv/bin/python -m export --smoke\n.venv/bin/python -m verifier verify examples/claims.jsonl --model-dir {SMOKE_DIR}\n" in block
     smoke = _run(clone, "-m", "export", "--smoke")
     assert smoke.returncode == 0, smoke.stderr
-    assert smoke.stdout.startswith("RANDOM WEIGHTS")
-    assert smoke.stdout.splitlines()[-1].endswith(f"-m verifier verify examples/claims.jsonl --model-dir {SMOKE_DIR}")
+    assert smoke.stdout == "" and "RANDOM WEIGHTS" in smoke.stderr  # issue 34: messages on stderr
+    assert smoke.stderr.splitlines()[-1].endswith(f"-m verifier verify examples/claims.jsonl --model-dir {SMOKE_DIR}")
     verify = _run(clone, "-m", "verifier", "verify", "examples/claims.jsonl", "--model-dir", SMOKE_DIR)
     assert verify.returncode == 0, verify.stderr
     rows = [json.loads(line) for line in verify.stdout.splitlines()]
@@ -86,4 +90,18 @@ def test_the_readmes_offline_path_works_in_a_fresh_clone(clone: Path) -> None:
     assert {row["model"] for row in rows} == {"smoke/tiny-deberta-v2"}
     # a re-run of the smoke export is a verified no-op
     again = _run(clone, "-m", "export", "--smoke")
-    assert again.returncode == 0 and "nothing to do" in again.stdout
+    assert again.returncode == 0 and "nothing to do" in again.stderr
+
+    # Regression (issue 34): the README's one-liner, its whole stdout redirected, is valid JSON Lines
+    # (the export's four summary lines went to stdout before the results)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAIM_VERIFIER_MODEL_DIR", "PYTHONPATH")}
+    env.update({"HF_HUB_OFFLINE": "1", "HF_HOME": str(clone.parent / "hf-home"), "PYTHONPATH": str(clone)})
+    python = shlex.quote(sys.executable)
+    chain = subprocess.run(
+        ["bash", "-c", f"{{ {python} -m export --smoke && {python} -m verifier verify examples/claims.jsonl "
+                       f"--model-dir {SMOKE_DIR}; }} > out.jsonl"],
+        cwd=clone, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert chain.returncode == 0, chain.stderr
+    lines = (clone / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["model"] for line in lines] == ["smoke/tiny-deberta-v2"] * len(rows)

@@ -20,6 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .clash import DISTRIBUTION as __distribution__, warn_if_shared
+
+#: ``__distribution__`` marks this package as onnx-claim-verifier's: the unrelated PyPI project
+#: ``verifier`` installs a package of the same name (README, first section; verifier/clash.py).
+warn_if_shared(__path__[0])
+
 if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on first access
     from .decision.bundle import BundleCandidate, ContextBundle
     from .decision.check import CheckReport, check_result

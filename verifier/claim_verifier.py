@@ -26,10 +26,12 @@ from typing import (
     Union,
 )
 
+import numpy as np
+
 from .engine.identity import read_manifest_if_present, resolve, where
 from .decision.driver import ClaimDriver, RequestInput
 from .options import RuntimeOptions
-from .scoring import Scorer
+from .scoring import Scorer, validate_scores
 from .types import (
     ClaimEvidence,
     ClaimVerification,
@@ -57,7 +59,67 @@ __all__ = ["ClaimVerifier", "EvidenceInput", "RequestInput", "BundleInput"]
 EvidenceInput = Union[ClaimEvidence, Mapping[str, Any]]
 
 
-class ClaimVerifier:
+#: PRME 0.15.0 reorders a cross-encoder's rows by its ``id2label``; the pinned model's
+#: (cross-encoder/nli-deberta-v3-base config.json) is the order used when a PRME-style test sets
+#: ``_model`` to a fake without setting ``_label_indexes``.
+_PINNED_LABEL_INDEXES = {"contradiction": 0, "entailment": 1, "neutral": 2}
+
+
+class _PrmeSeams:
+    """PRME 0.15.0's private model seams, which PRME users' own tests patch (docs/compatibility.md).
+
+    * ``_model``: ``None`` until :meth:`_ensure_model` (here: this verifier's scorer); a test may set
+      it to a fake CrossEncoder whose ``predict(pairs, batch_size=..., apply_softmax=True,
+      show_progress_bar=False)`` returns ``(n, 3)`` rows in ``_label_indexes`` order.
+    * ``_ensure_model()``: loads the model once (a test may replace it with a no-op).
+    * ``_predict_sync(pairs)``: a ``list`` of ``(entailment, contradiction, neutral)`` float tuples,
+      ``[]`` for no pairs, exactly PRME's shape; every verification's model call goes through it.
+    """
+
+    config: ClaimVerificationConfig
+
+    def _init_seams(self) -> None:
+        self._model: Any = None
+        self._label_indexes: Optional[dict[str, int]] = None
+        self._prediction_lock = threading.Lock()
+
+    @property
+    def scorer(self) -> Scorer:  # pragma: no cover - ClaimVerifier defines it
+        raise NotImplementedError
+
+    def _ensure_model(self) -> None:
+        """PRME's seam: make ``_model`` ready once (here the scorer: the ONNX engine, or the injected one)."""
+        if self._model is None:
+            self._model = self.scorer
+
+    def _predict_sync(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float, float]]:
+        """PRME's seam: score ``(premise, hypothesis)`` pairs; ``[(entailment, contradiction, neutral), ...]``.
+
+        Raises:
+            ClaimVerificationError: the model failed or returned invalid scores (as PRME).
+        """
+        if not pairs:
+            return []
+        self._ensure_model()
+        model = self._model
+        if model is None:
+            raise ClaimVerificationError("no claim verification model: _ensure_model() left _model unset")
+        if callable(getattr(model, "score", None)):  # a Scorer: rows already (entailment, contradiction, neutral)
+            rows = validate_scores(model.score(list(pairs)), len(pairs))
+            return [(float(e), float(c), float(n)) for e, c, n in rows.tolist()]
+        with self._prediction_lock:  # a PRME-style model object: one predict at a time, as PRME
+            try:
+                raw = model.predict(list(pairs), batch_size=self.config.batch_size, apply_softmax=True,
+                                    show_progress_bar=False)
+            except Exception as exc:
+                raise ClaimVerificationError("Claim verification inference failed") from exc
+        values = validate_scores(raw, len(pairs))
+        indexes = self._label_indexes if self._label_indexes is not None else _PINNED_LABEL_INDEXES
+        return [(float(row[indexes["entailment"]]), float(row[indexes["contradiction"]]), float(row[indexes["neutral"]]))
+                for row in values]
+
+
+class ClaimVerifier(_PrmeSeams):
     """Verify one declarative claim against exact evidence passages (docs/decision.md §1–§7).
 
     Args:
@@ -111,6 +173,7 @@ class ClaimVerifier:
             self._missing_hint = ""
         self._scorer: Optional[Scorer] = scorer
         self._scorer_lock = threading.Lock()
+        self._init_seams()
         self._driver = ClaimDriver(self)
 
     @classmethod
@@ -204,20 +267,14 @@ class ClaimVerifier:
     def predict(self, pairs: list[tuple[str, str]]) -> Any:
         """Score ``(premise, hypothesis)`` pairs for the procedure: ``self._predict_sync(pairs)``.
 
-        Every model call of every verify method goes through here; the result
-        is checked by :func:`verifier.scoring.validate_scores` (shape ``(n, 3)``,
+        Every model call of every verify method goes through here (so PRME-style tests that
+        replace ``_predict_sync``, ``_ensure_model`` or ``_model`` drive it, :class:`_PrmeSeams`);
+        the result is checked by :func:`verifier.scoring.validate_scores` (shape ``(n, 3)``,
         rows (entailment, contradiction, neutral), normalized).
         """
+        if not pairs:
+            return np.zeros((0, 3), dtype=np.float64)
         return self._predict_sync(pairs)
-
-    def _predict_sync(self, pairs: Sequence[tuple[str, str]]) -> Any:
-        """The model seam PRME 0.15.0's own tests replace (``verifier._predict_sync = fake``).
-
-        Kept so that tests written against PRME run unchanged; this project's
-        own code and tests inject a scorer instead (``ClaimVerifier(scorer=...)``).
-        Returns the scorer's (n, 3) (entailment, contradiction, neutral) rows.
-        """
-        return self.scorer.score(pairs)
 
     # ----------------------------------------------------------------- planning
 

@@ -1,7 +1,8 @@
 """Claim verification on Ray Data: a :class:`ray.data.Dataset` of input rows in, result rows with ids out.
 
-Install the extra (``pip install 'onnx-claim-verifier[ray]'``); :mod:`ray` is
-imported only inside these functions, so ``import verifier`` never needs it.
+Install the extra (``bash scripts/setup.sh export,test,ray`` in a checkout, else
+``pip install '/path/to/checkout[ray]'``); :mod:`ray` is imported only inside these
+functions, so ``import verifier`` never needs it.
 
 :func:`verify_dataset` maps the rows with :meth:`ray.data.Dataset.map_batches`
 over a callable class, :class:`VerifyBatch`: each of ``workers`` actors

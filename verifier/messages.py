@@ -18,7 +18,7 @@ __all__ = [
     "export_command", "printable",
 ]
 
-#: The PyPI distribution (``pip install onnx-claim-verifier``); the import package is ``verifier``.
+#: The distribution's name (what pip and importlib.metadata call it; not published to PyPI); the import package is ``verifier``.
 DISTRIBUTION = "onnx-claim-verifier"
 
 #: pydantic error types worded for users; other types keep pydantic's own message.
@@ -69,13 +69,16 @@ def describe_validation_error(exc: ValidationError) -> tuple[Optional[str], str,
 
 
 def install_hint(extra: str) -> str:
-    """How to install an extra, for messages: from PyPI, or in a checkout with the set-up script.
+    """How to install an extra, for messages: in a checkout with the set-up script, else from the checkout
+    or a wheel built there (nothing is published to PyPI, so installing the distribution by its name
+    finds nothing; issue 34).
 
     Example:
         >>> install_hint("server")
-        "pip install 'onnx-claim-verifier[server]'; in a checkout: bash scripts/setup.sh export,test,server"
+        "in a checkout: bash scripts/setup.sh export,test,server; elsewhere: pip install '/path/to/checkout[server]' or a wheel built there with python -m build (not on PyPI)"
     """
-    return f"pip install '{DISTRIBUTION}[{extra}]'; in a checkout: bash scripts/setup.sh export,test,{extra}"
+    return (f"in a checkout: bash scripts/setup.sh export,test,{extra}; elsewhere: pip install "
+            f"'/path/to/checkout[{extra}]' or a wheel built there with python -m build (not on PyPI)")
 
 
 def one_line(exc: BaseException) -> str:
@@ -86,16 +89,32 @@ def one_line(exc: BaseException) -> str:
 def export_command() -> str:
     """The exporter as a user types it in the working directory, for messages that say how to export.
 
-    ``python -m export`` in a checkout of this project (its ``export/`` shim is
-    there), else ``python -m verifier_export``, which works wherever the package
-    is installed (``pip install`` adds no top-level ``export`` module).
+    ``python -m export`` where that runs this project's shim: a checkout (its
+    ``export/`` directory comes first on ``sys.path``), or anywhere the
+    distribution is installed (it installs the shim). Else, where another
+    ``export`` package would answer (one in the working directory, say),
+    ``python -m verifier_export``, which is the same command under its own name.
     """
+    import importlib.util
+
+    local = Path("export")
+    if local.exists():  # `python -m` puts the working directory first: this one answers
+        return "python -m export" if _is_shim(local) else "python -m verifier_export"
     try:
-        if "verifier_export" in (Path("export") / "__main__.py").read_text(encoding="utf-8"):
-            return "python -m export"
-    except (OSError, UnicodeDecodeError):
-        pass
+        spec = importlib.util.find_spec("export")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin and _is_shim(Path(spec.origin).parent):
+        return "python -m export"
     return "python -m verifier_export"
+
+
+def _is_shim(folder: Path) -> bool:
+    """Whether ``folder`` is this project's ``export/`` shim (its ``__main__`` runs ``verifier_export``)."""
+    try:
+        return "verifier_export" in (folder / "__main__.py").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 #: Characters a terminal would act on instead of showing: C0/C1 controls (ESC starts colour, title and

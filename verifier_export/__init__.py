@@ -40,7 +40,37 @@ package is cheap.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
+
+
+def _require_our_verifier() -> None:
+    """Raise ``ImportError`` when ``import verifier`` finds another project's package (issue 34).
+
+    PyPI's unrelated ``verifier`` may come first on ``sys.path``; an editable install can then
+    still serve this project's submodules under that foreign package, so the test is that
+    ``verifier/__init__.py`` sits in the same folder as this project's ``verifier/messages.py``.
+    """
+    import os
+    import sys
+
+    mine: Optional[str]
+    try:
+        import verifier.messages
+
+        mine = verifier.messages.__file__
+    except ImportError:
+        mine = None
+    found = getattr(sys.modules.get("verifier"), "__file__", None)
+    if found is None or mine is None or os.path.dirname(found) != os.path.dirname(mine):
+        raise ImportError(
+            f"`import verifier` found {found or 'no package of that name'}, which is not onnx-claim-verifier's "
+            "package: the unrelated PyPI project 'verifier' (or another package of that name) comes first on "
+            "sys.path. Uninstall both (`python -m pip uninstall verifier onnx-claim-verifier`) and reinstall "
+            "onnx-claim-verifier (in a checkout: bash scripts/setup.sh); use a separate venv for the other"
+        )
+
+
+_require_our_verifier()
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .errors import (

@@ -18,8 +18,10 @@ that export, exactly as ``python -m export.variants DIR`` does.
 
 Each stage (download, loading, ONNX export, parity gate, each variant) prints
 one progress line to stderr as it starts, with the time elapsed
-(``export [ 12.3s] exporting model.onnx ...``). The summary goes to stdout. A failure prints one ``export: error: ...`` line to
-stderr (a parity failure first prints the worst pairs) and exits non-zero:
+(``export [ 12.3s] exporting model.onnx ...``). The summary and the ``next:`` line
+go to stderr too: the export has no result for stdout, so ``python -m export &&
+python -m verifier verify ... > out.jsonl`` holds only JSON Lines. A failure prints
+one ``export: error: ...`` line to stderr (a parity failure first prints the worst pairs) and exits non-zero:
 1 export error, 2 usage, 3 parity gate, 4 manifest mismatch, 5 labels.
 Nothing is left half-written. There is deliberately no ``--trust-remote-code``.
 """
@@ -182,6 +184,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     atol = args.atol if args.atol is not None else DEFAULT_ATOL
     attention: Attention = args.attention if args.attention is not None else "span"
     progress = StageReporter("export")
+    progress("importing the exporter's libraries (PyTorch, transformers, optimum-onnx)")  # ~3 s cold
     try:
         report = _export(args, atol, attention, progress)
     except DownloadError as exc:
@@ -197,18 +200,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(
             f"export: error: {exc}; the exporter needs torch (pinned, CPU) and the export extra: in a checkout "
             f"run `bash scripts/setup.sh`; elsewhere `{_python()} -m pip install torch==2.13.0` first and then "
-            f"`{_python()} -m pip install 'onnx-claim-verifier[export]'` (a bare torch requirement pulls a multi-GB CUDA build)",
+            f"`{_python()} -m pip install '/path/to/checkout[export]'` or a wheel built there with `python -m build` "
+            "(not on PyPI; a bare torch requirement pulls a multi-GB CUDA build)",
             file=sys.stderr,
         )
         return 1
     progress.close()
+    # the export's output is the directory; every line about it is a message, on stderr, so that
+    # `python -m export && python -m verifier verify ... > out.jsonl` leaves only JSON Lines there
     for line in report.summary_lines():
-        print(line)
+        print(line, file=sys.stderr)
     if args.variants:
         status = run_variants(report.output_dir, args.variants, args, "export")
         if status:
             return status
-    print(_use_next(report.output_dir, report.manifest.model, report.manifest.revision))
+    print(_use_next(report.output_dir, report.manifest.model, report.manifest.revision), file=sys.stderr)
     return 0
 
 
@@ -271,13 +277,17 @@ def _offline_next(args: argparse.Namespace) -> str:
 
     model = args.model if args.model is not None else DEFAULT_MODEL
     revision = args.revision if args.revision is not None else (DEFAULT_REVISION if model == DEFAULT_MODEL else "<commit>")
+    from .source import hub_offline
+
     name = model.rstrip("/").split("/")[-1]
     run = f"{_python()} -m {_module()}"
+    again = f"{run}{'' if args.model is None else ' --model ' + model} --revision {revision}"
+    # under HF_HUB_OFFLINE the cache was what failed: suggest the network, not the command just run (issue 34)
+    cache = (f"with network: unset HF_HUB_OFFLINE and run {again}" if hub_offline()
+             else f"with a Hugging Face cache that holds it: HF_HUB_OFFLINE=1 {again}")
     return (
         f"next: with a copy of the model folder: {run} --model /path/to/{name} --model-id {model} "
-        f"--revision {revision}; with a Hugging Face cache that holds it: HF_HUB_OFFLINE=1 {run}"
-        f"{'' if args.model is None else ' --model ' + model} --revision {revision}; plumbing only (random weights): "
-        f"{run} --smoke"
+        f"--revision {revision}; {cache}; plumbing only (random weights): {run} --smoke"
     )
 
 

@@ -68,6 +68,7 @@ from .report import ExportReport
 from .source import (
     ModelSource,
     SourceKind,
+    hub_offline,
     looks_like_hub_id,
     plan_source,
     resolve_source,
@@ -403,6 +404,7 @@ def export_model(
         onnx_hook=onnx_hook,
         progress=or_silent(progress),
         resolving=(f"using the local folder {checked.path}" if checked is not None
+                   else f"reading {model}@{pinned} from the Hugging Face cache (HF_HUB_OFFLINE)" if hub_offline()
                    else f"downloading {model}@{pinned} from the Hugging Face hub (cached files are reused)"),
     )
     if output is None and (named or not local) and pinned is not None:

@@ -29,6 +29,7 @@ from .identity import source_file_records
 __all__ = [
     "HUB_ALLOW_PATTERNS",
     "SourceKind",
+    "hub_offline",
     "ModelSource",
     "looks_like_hub_id",
     "hub_revision",
@@ -224,6 +225,20 @@ def _hub_offline() -> bool:
     return bool(constants.HF_HUB_OFFLINE)
 
 
+def _cache_dir() -> str:
+    """huggingface_hub's cache directory (``HF_HUB_CACHE``, else under ``HF_HOME``)."""
+    try:
+        from huggingface_hub import constants
+    except ImportError:  # pragma: no cover - huggingface-hub is a runtime dependency
+        return "the Hugging Face cache"
+    return str(constants.HF_HUB_CACHE)
+
+
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` is in force (huggingface_hub reads only its cache)."""
+    return _hub_offline()
+
+
 def _snapshot_download(model: str, revision: str, patterns: tuple[str, ...]) -> Path:
     """``huggingface_hub.snapshot_download`` of ``patterns`` at ``revision``.
 
@@ -237,6 +252,11 @@ def _snapshot_download(model: str, revision: str, patterns: tuple[str, ...]) -> 
     try:
         path = snapshot_download(repo_id=model, revision=revision, allow_patterns=list(patterns))
     except Exception as exc:  # huggingface_hub raises many types (HTTP, offline, validation)
+        if _hub_offline():  # nothing was downloaded or tried: the cache lacks it (issue 34)
+            raise DownloadError(
+                f"--model {model}: no local directory of that name, and HF_HUB_OFFLINE is set, so huggingface_hub "
+                f"only looked in its cache ({_cache_dir()}), which does not hold revision {revision}: {one_line(exc)}"
+            ) from exc
         raise DownloadError(
             f"--model {model}: no local directory of that name, and downloading revision {revision} "
             f"from the Hugging Face hub failed: {one_line(exc)}"

@@ -5,8 +5,9 @@ hypothesis), with the keys :meth:`verifier.scoring.RecordedScorer.from_jsonl`
 reads: ``premise``, ``hypothesis``, ``entailment``, ``contradiction``,
 ``neutral`` (floats written as Python's shortest round-trip repr, so a
 replay is bit for bit). Its sidecar ``scores.meta.json`` names the model
-identity the scores belong to (:class:`ScoreIdentity`) and the sha256 of the
-scores file, so a replay refuses scores of another model or an edited file.
+identity the scores belong to (:class:`ScoreIdentity`: what determines them,
+:func:`score_determinants`) and the sha256 of the scores file, so a replay
+refuses scores of another model or an edited file.
 
 :class:`RecordingScorer` serves known pairs from the record and sends only
 the missing ones to the live scorer (built on first need, so a full replay
@@ -23,11 +24,12 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import strictjson
+from ..engine.manifest import TOKENIZER_NAME, Manifest
 from ..scoring import Scorer, validate_scores
 from ..types import ClaimVerificationError
 
@@ -35,6 +37,8 @@ __all__ = [
     "FORMAT",
     "ScoreIdentity",
     "MissingScores",
+    "determinants_sha256",
+    "score_determinants",
     "RecordingScorer",
     "meta_path",
     "read_scores",
@@ -46,19 +50,72 @@ Row = tuple[float, float, float]
 Pair = tuple[str, str]
 
 
+def score_determinants(manifest: Manifest, *, variant: Optional[str], padding: str, graph_optimization_level: str) -> dict[str, Any]:
+    """What determines a pair's scores in a model directory, as a JSON-ready dict (keyed like the score
+    store's context, :func:`verifier.engine.score_store.score_context`, less the per-machine facts).
+
+    The graph file the variant runs (name and sha256 from the manifest), ``tokenizer.json``'s sha256,
+    the labels and their order, the inputs, ``max_length``, ``pad_token_id``, the attention, the variant,
+    the padding and the graph optimisation level. Not the whole manifest: adding a variant or
+    re-recording parity changes the manifest but no score (issue 34), while a changed ``model.onnx``
+    changes its recorded sha256 and so these.
+
+    Raises:
+        ValueError: ``variant`` is not recorded in the manifest.
+    """
+    if variant is None:
+        graph = manifest.model_file
+    elif variant in manifest.variants:
+        graph = manifest.variants[variant].file
+    else:
+        raise ValueError(f"variant {variant!r} is not recorded in the manifest (recorded: {sorted(manifest.variants)})")
+    tokenizer = manifest.files.get(TOKENIZER_NAME)
+    record = manifest.files.get(graph)
+    return {
+        "graph_file": graph,
+        "graph_sha256": record.sha256 if record is not None else None,
+        "tokenizer_sha256": tokenizer.sha256 if tokenizer is not None else None,
+        "labels": list(manifest.labels),
+        "inputs": list(manifest.inputs),
+        "max_length": manifest.max_length,
+        "pad_token_id": manifest.pad_token_id,
+        "attention": manifest.attention,
+        "variant": variant,
+        "padding": padding,
+        "graph_optimization_level": graph_optimization_level,
+    }
+
+
+def determinants_sha256(determinants: dict[str, Any]) -> str:
+    """sha256 (hex) of the canonical JSON (sorted keys, no spaces, UTF-8) of :func:`score_determinants`."""
+    text = json.dumps(determinants, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True)
 class ScoreIdentity:
-    """Whose scores these are: model, requested revision, resolved revision, sha256 of the model directory's manifest.json."""
+    """Whose scores these are: model, requested revision, resolved revision, and what determines them.
+
+    ``determinants_sha256`` is :func:`determinants_sha256` of :func:`score_determinants` (the graph file,
+    tokenizer, variant and settings). ``manifest_sha256`` (the whole ``manifest.json``) is recorded for
+    the record's reader and compared only with a sidecar written before determinants were recorded.
+    """
 
     model: str
     revision: str
     resolved_revision: Optional[str] = None
     manifest_sha256: Optional[str] = None
+    determinants_sha256: Optional[str] = None
 
     def conflicts(self, other: "ScoreIdentity") -> list[str]:
         """What differs from ``other`` (a ``None`` on either side is not a conflict)."""
+        names = ["model", "revision", "resolved_revision"]
+        if self.determinants_sha256 is not None and other.determinants_sha256 is not None:
+            names.append("determinants_sha256")  # the manifest may differ (a variant added): the scores do not
+        else:
+            names.append("manifest_sha256")  # an older sidecar: only the whole manifest ties it to a model
         problems = []
-        for name in ("model", "revision", "resolved_revision", "manifest_sha256"):
+        for name in names:
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine is not None and theirs is not None and mine != theirs:
                 problems.append(f"{name} {mine!r} != {theirs!r}")
@@ -118,12 +175,19 @@ def _unlink(path: str) -> None:
         pass
 
 
-def write_scores(path: Path, records: dict[Pair, Row], identity: ScoreIdentity) -> str:
-    """Write ``path`` and its sidecar (each atomically); return the sha256 of the scores file."""
+def write_scores(
+    path: Path, records: dict[Pair, Row], identity: ScoreIdentity, *, determinants: Optional[dict[str, Any]] = None
+) -> str:
+    """Write ``path`` and its sidecar (each atomically); return the sha256 of the scores file.
+
+    ``determinants`` (:func:`score_determinants`) is written beside its digest for the reader.
+    """
     text = _lines(records)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     _atomic_write(path, text)
     meta = {"format": FORMAT, **asdict(identity), "pairs": len(records), "scores_sha256": digest}
+    if determinants is not None:
+        meta["determinants"] = determinants
     _atomic_write(meta_path(path), json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return digest
 
@@ -166,6 +230,7 @@ def read_scores(path: Path) -> tuple[dict[Pair, Row], ScoreIdentity]:
             revision=str(meta["revision"]),
             resolved_revision=meta.get("resolved_revision"),
             manifest_sha256=meta.get("manifest_sha256"),
+            determinants_sha256=meta.get("determinants_sha256"),
         )
     except KeyError as exc:
         raise ValueError(f"{meta_file} lacks {exc}") from None

@@ -41,14 +41,17 @@ from ..argtypes import ascii_int
 from ..assay.constraints import METRIC_NAMES, Constraint, parse_constraint
 from ..assay.labels import LabelError, LabelledClaim, split_labelled
 from ..assay.metrics import METRICS
-from ..assay.recording import MissingScores, RecordingScorer, ScoreIdentity, read_scores, write_scores
+from ..assay.recording import (
+    MissingScores, RecordingScorer, ScoreIdentity, determinants_sha256, read_scores, score_determinants, write_scores,
+)
 from ..assay.registration import check_registration, create_registration, file_sha256, plan_from, read_registration
 from ..assay.report import assemble, model_facts, write_report
 from ..assay.runner import AssayPlan, count_missing, run_assay
 from ..assay.sweep import entailment_policies, parse_grid, refutation_policies
-from ..engine.manifest import MANIFEST_NAME
+from ..engine.manifest import MANIFEST_NAME, read_manifest
+from ..messages import one_line
 from .. import strictjson
-from ..options import InputLimits
+from ..options import InputLimits, RuntimeOptions
 from ..types import ClaimVerificationConfig, EntailmentPolicy, RefutationPolicy
 from .common import Context, add_limits, add_model_dir, int_range, prepare, threads, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
@@ -207,6 +210,18 @@ def _manifest_sha256(model_dir: Optional[Path]) -> Optional[str]:
     return hashlib.sha256(path.read_bytes()).hexdigest() if model_dir is not None and path.is_file() else None
 
 
+def _determinants(runtime: RuntimeOptions) -> Optional[dict[str, Any]]:
+    """What determines the scores in ``runtime``'s model directory (``None`` without a manifest), so that
+    recorded scores stay valid when only the manifest changes (a variant added; issue 34)."""
+    if runtime.model_dir is None or not (runtime.model_dir / MANIFEST_NAME).is_file():
+        return None
+    try:
+        return score_determinants(read_manifest(runtime.model_dir), variant=runtime.variant, padding=runtime.padding,
+                                  graph_optimization_level=runtime.graph_optimization_level)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"error: {runtime.model_dir / MANIFEST_NAME}: {one_line(exc)}") from None
+
+
 # ---------------------------------------------------------------- run
 
 
@@ -273,8 +288,10 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             raise UsageError(f"error: this run does not match registration {args.registration}; nothing run")
     assert args.output is not None
     scores_path: Path = args.scores or args.output / "scores.jsonl"
+    determinants = _determinants(setup.runtime)
     identity = ScoreIdentity(model=config.model, revision=config.revision,
-                             manifest_sha256=_manifest_sha256(setup.runtime.model_dir))
+                             manifest_sha256=_manifest_sha256(setup.runtime.model_dir),
+                             determinants_sha256=determinants_sha256(determinants) if determinants is not None else None)
     records: dict[tuple[str, str], tuple[float, float, float]] = {}
     recorded_revision = None
     if scores_path.exists():
@@ -309,8 +326,9 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         if bar is not None:
             bar.close()
     final = ScoreIdentity(model=identity.model, revision=identity.revision,
-                          resolved_revision=scorer.resolved_revision, manifest_sha256=identity.manifest_sha256)
-    scores_sha256 = write_scores(scores_path, scorer.records, final)
+                          resolved_revision=scorer.resolved_revision, manifest_sha256=identity.manifest_sha256,
+                          determinants_sha256=identity.determinants_sha256)
+    scores_sha256 = write_scores(scores_path, scorer.records, final, determinants=determinants)
     scores = {**final.__dict__, "pairs": len(scorer.records), "scores_sha256": scores_sha256}
     if setup.runtime.model_dir is not None:  # so report.md can say first whether the weights were random
         outcome.run["model"] = model_facts(setup.runtime.model_dir)

@@ -155,6 +155,10 @@ def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -
 # ---------------------------------------------------------------- model directory, configuration, runtime
 
 
+#: Where ``python -m export --smoke`` writes by default (verifier_export.pipeline.export_smoke, seed 0).
+SMOKE_DIR = Path("models") / "tiny-deberta-v2-smoke-seed0"
+
+
 def missing_model_message(model_dir: Path) -> str:
     """One line saying the model directory (or its manifest) is missing and how to create it."""
     export = export_command()
@@ -166,6 +170,13 @@ def missing_model_message(model_dir: Path) -> str:
         pinned, smoke = f"`{export}`", f"`{export} --smoke --output DIR` and pass --model-dir DIR"
     else:
         pinned, smoke = f"`{export} --output {model_dir}`", f"`{export} --smoke --output {model_dir}`"
+    if default and (SMOKE_DIR / MANIFEST_NAME).is_file():  # issue 34: `export --smoke` alone, then the README's verify
+        return (
+            f"error: model directory {where(model_dir)} {what}: the pinned model is not exported here, but the "
+            f"random-weights smoke export {where(SMOKE_DIR)} is; add --model-dir {SMOKE_DIR} to use it (plumbing "
+            f"only: meaningless decisions), or export the pinned {DEFAULT_MODEL} once with `{export}`"
+            + describe_lookup(DEFAULT_MODEL, DEFAULT_REVISION)
+        )
     return (
         f"error: model directory {where(model_dir)} {what}; create it once with {pinned} "
         f"(the pinned {DEFAULT_MODEL}; needs the export extra and the Hugging Face hub or a local copy), "

@@ -304,13 +304,31 @@ def read_input(
     return valid, invalid
 
 
+#: The library's limit names (in :class:`verifier.validation.InputError` messages) and the option that sets each.
+LIMIT_OPTIONS = {"max_claim_chars": "--max-claim-chars", "max_passage_chars": "--max-passage-chars"}
+
+
+def with_fix(message: str) -> str:
+    """``message`` with the command-line option that raises the limit it names, when it names one.
+
+    Example:
+        >>> with_fix("2,400 characters exceed max_claim_chars=2000")
+        '2,400 characters exceed max_claim_chars=2000 (raise it with --max-claim-chars N)'
+    """
+    for name, option in LIMIT_OPTIONS.items():
+        if f"{name}=" in message:
+            return f"{message} (raise it with {option} N)"
+    return message
+
+
 def report_invalid(source: str, invalid: Sequence[InvalidRow], prefix: str, *, total: Optional[int] = None) -> None:
     """Print the first :data:`MAX_REPORTED_ERRORS` invalid rows as ``PREFIX: SOURCE line N: ...``, then a count.
 
     ``total`` is the number of invalid rows when ``invalid`` holds only the first ones (default ``len(invalid)``).
+    A row over a size limit names the option that raises it (:func:`with_fix`).
     """
     for row in invalid[:MAX_REPORTED_ERRORS]:
-        err(f"{prefix}: {row.describe(source)}")
+        err(f"{prefix}: {with_fix(row.describe(source))}")
     count = len(invalid) if total is None else total
     if count > MAX_REPORTED_ERRORS:
         err(f"{prefix}: ... and {count - MAX_REPORTED_ERRORS} more invalid rows")

@@ -64,7 +64,7 @@ from .bulk import (
     scan,
     shard_type,
 )
-from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled
+from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled, with_fix
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .render import RunSummary, format_result, format_summary, identity_summary
 from .resume import AppendFile, find_row, read_done, signing_key
@@ -318,7 +318,8 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
         skipped = found.invalid
         if skipped and not args.skip_invalid:
             report_invalid(source, found.reported, "error", total=skipped)
-            err(f"error: {skipped} invalid row{'s' if skipped != 1 else ''} in {source}; nothing written")
+            err(f"error: {skipped} invalid row{'s' if skipped != 1 else ''} in {source}; nothing written "
+                "(--skip-invalid verifies the valid rows and reports these)")
             return EXIT_USAGE
         done = DigestSet(b"")
         if args.resume:
@@ -408,14 +409,24 @@ def _one_off_request(args: argparse.Namespace) -> ClaimRequest:
     return ClaimRequest(claim=args.claim, evidence=tuple(evidence), requires_complete_set=args.complete_set)
 
 
+def _option_of(field: Optional[str]) -> str:
+    """The one-off option behind a request field: ``claim`` -> ``--claim``, ``evidence.0.text`` -> ``--evidence #1``."""
+    if field == "claim":
+        return "--claim"
+    parts = (field or "").split(".")
+    if parts[0] == "evidence" and len(parts) > 1 and parts[1].isdigit():
+        return f"--evidence #{int(parts[1]) + 1}"
+    return "--evidence" if parts[0] == "evidence" else (field or "input")
+
+
 def _run_one_off(args: argparse.Namespace, context: Context) -> int:
     request = _one_off_request(args)
 
     def check(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
         try:
             return [validate_request(request, config, limits)]
-        except InputError as exc:
-            raise UsageError(f"error: {exc.reason}") from None
+        except InputError as exc:  # named as the user gave it: --claim, --evidence #N (issue 34)
+            raise UsageError(f"error: {_option_of(exc.field)}: {with_fix(exc.reason)}") from None
 
     setup = prepare(args, check)
     (valid,) = setup.requests

@@ -147,13 +147,18 @@ def _build_file(name: str, source: Path, target: Path, options: VariantOptions) 
 
 
 def _kept(model_dir: Path, manifest: Manifest, name: str, gate: VariantGate, started: float) -> Optional[VariantResult]:
-    """The recorded ``name`` as a ``"kept"`` result, when it is recorded (its file was verified with the rest)."""
+    """The recorded ``name`` as a ``"kept"`` result, when it is recorded (its file was verified with the rest),
+    judged by the gate asked for now: with ``failures`` when its recorded parity misses that gate (issue 34: a
+    variant recorded under a looser gate printed PASS under a tighter one)."""
     record = manifest.variants.get(name)
     if record is None or record.file not in manifest.files:
         return None
+    failures = gate.judge_recorded(record.parity)
+    if failures:
+        failures = [*failures, "recorded earlier under a looser gate and left recorded; --overwrite-variants rebuilds it"]
     return VariantResult(
         name=name, file=record.file, status="kept", parity=record.parity, gate=gate,
-        size=(model_dir / record.file).stat().st_size, seconds=time.perf_counter() - started,
+        failures=tuple(failures), size=(model_dir / record.file).stat().st_size, seconds=time.perf_counter() - started,
     )
 
 

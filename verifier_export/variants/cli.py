@@ -10,6 +10,7 @@ variants into a directory, print the summary, and turn a failure into one
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal, Optional, Sequence, Union
@@ -91,8 +92,8 @@ def run_variants(model_dir: Path, names: Sequence[str], args: argparse.Namespace
                                     progress=progress)
     except ExportError as exc:
         return report_error(exc, prog)
-    for line in report.summary_lines():
-        print(line)
+    for line in report.summary_lines():  # messages, like every exporter line: stderr (stdout stays for results)
+        print(line, file=sys.stderr)
     return 0
 
 

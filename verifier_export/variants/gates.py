@@ -84,6 +84,24 @@ class VariantGate:
             min_argmax_agreement=self.min_argmax_agreement,
         )
 
+    def judge_recorded(self, parity: ParityReport) -> list[str]:
+        """Every way a variant's *recorded* parity misses this gate (empty when it passes).
+
+        A kept variant's file and ``golden.json`` verified against the manifest, so its recorded
+        figures are what a new golden run would measure; judging them by the gate asked for now
+        keeps a variant recorded under a looser gate from passing a tighter one (issue 34).
+        """
+        found: list[str] = []
+        if not parity.token_ids_identical:
+            found.append("tokenizer.json did not give the recorded token ids")
+        if self.max_abs_logit_diff is not None and not parity.max_abs_logit_diff <= self.max_abs_logit_diff:
+            found.append(f"max |Δlogit| {parity.max_abs_logit_diff:.3g} > atol {self.max_abs_logit_diff:g}")
+        if self.max_prob_diff is not None and not parity.max_abs_prob_diff <= self.max_prob_diff:
+            found.append(f"max |Δprob| {parity.max_abs_prob_diff:.3g} > {self.max_prob_diff:g}")
+        if not parity.argmax_agreement >= self.min_argmax_agreement:
+            found.append(f"argmax agreement {parity.argmax_agreement:.1%} < {self.min_argmax_agreement:.1%}")
+        return found
+
     def report(self, comparison: GoldenComparison) -> ParityReport:
         """The manifest's parity report of ``comparison`` judged by this gate (verdict and gate recorded)."""
         return comparison.parity_report(
@@ -168,6 +186,16 @@ class VariantOptions:
         )
 
 
+def file_size(size: int) -> str:
+    """``size`` bytes for a summary line: ``497 MB``, or ``327 KB`` under 1 MB (it showed as "0 MB").
+
+    Example:
+        >>> file_size(327_412), file_size(497_000_000)
+        ('327 KB', '497 MB')
+    """
+    return f"{size / 1e6:.0f} MB" if size >= 1_000_000 else f"{size / 1e3:.0f} KB"
+
+
 @dataclass(frozen=True)
 class VariantResult:
     """One variant after :func:`~verifier_export.variants.build_variants`.
@@ -176,10 +204,11 @@ class VariantResult:
         name: ``"optimized"``, ``"int8"`` or ``"bf16"``.
         file: file name in the model directory.
         status: ``"built"`` (new or rebuilt), ``"kept"`` (already recorded and
-            verified, left alone) or ``"failed"`` (gate missed; not recorded).
+            verified, left alone; with ``failures`` when its recorded parity misses the gate
+            asked for now, issue 34) or ``"failed"`` (gate missed; not recorded).
         parity: the parity report against the PyTorch golden logits.
         gate: the gate applied.
-        failures: how the gate was missed (empty unless failed).
+        failures: how the gate was missed (empty when it passed).
         size: file size in bytes.
         seconds: time to build and check it.
     """
@@ -198,7 +227,7 @@ class VariantResult:
         p = self.parity
         verdict = "PASS" if not self.failures else "FAIL: " + "; ".join(self.failures)
         return (
-            f"{self.name} ({self.file}, {self.size / 1e6:.0f} MB, {self.status}): max |Δlogit| "
+            f"{self.name} ({self.file}, {file_size(self.size)}, {self.status}): max |Δlogit| "
             f"{p.max_abs_logit_diff:.3g}, max |Δprob| {p.max_abs_prob_diff:.3g}, argmax agreement "
             f"{p.argmax_agreement:.1%} over {p.pairs} golden pairs -> {verdict}"
         )
