@@ -12,6 +12,7 @@ Run as a script (``python tests/test_prose_corpus.py``) to print the measurement
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 
 from verifier import ClaimEvidence, ClaimVerifier
+from verifier.decision.strict_text import normalise
 from verifier.types import ClaimVerification, ClaimVerificationConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,7 +75,7 @@ def fired(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str]]:
         assert verify(row, REFERENCE).status.value in ("supported", "contested"), row["id"]
         result = verify(row, STRICT)
         for ruling in result.strict_rulings:
-            found.append((row["id"], ruling.rule, getattr(ruling, "trigger", None) or ""))
+            found.append((row["id"], ruling.rule, ruling.trigger or ""))
     return found
 
 
@@ -88,13 +90,18 @@ def test_controls_are_vetoed() -> None:
     """Issue 35: a trigger that governs the fact sentence (in it, or a frame introducing it: a
     status label line or sentence, a heading, a header with a colon, a quote) vetoes the support,
     and the ruling names the fact sentence and the trigger."""
-    missed = []
+    missed, unnamed = [], []
     for row in CONTROLS:
         result = verify(row, STRICT)
         vetoes = [r for r in result.strict_rulings if r.action == "vetoed_support"]
         if result.status.value == "supported" or not vetoes:
             missed.append(row["id"])
+            continue
+        cue = re.findall(r"[\w']+", normalise(row["trigger"]))[0].lower()
+        if normalise(row["key"]) not in (vetoes[0].sentence or "") or cue not in (vetoes[0].trigger or "").lower():
+            unnamed.append((row["id"], vetoes[0].sentence, vetoes[0].trigger))
     assert not missed
+    assert not unnamed
 
 
 def report() -> None:

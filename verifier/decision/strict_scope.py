@@ -19,13 +19,13 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .guards import UNCERTAINTY, split_segments
+from .guards import UNCERTAINTY
+from .strict_frames import Finding, Marks, Sentence, frame_marks, has_correction_cue, mode_cue, sentences, support_targets
 from .strict_text import (
     ATTITUDE,
     ATTRIBUTION,
     QUESTION,
     SCOPE_BOUNDARY,
-    has_correction_cue,
     is_negated,
     modes_compatible,
     negation_cores,
@@ -39,6 +39,7 @@ from .strict_text import (
 
 __all__ = [
     "Sentence",
+    "Finding",
     "claim_subject",
     "sentences",
     "speech_act_problem",
@@ -53,32 +54,6 @@ __all__ = [
 SPEECH_ACT = "strict_speech_act"
 DROPPED = "framing_dropped"
 _I = re.IGNORECASE
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """One sentence of a group's passages, as the strict rules read it (:func:`view`)."""
-
-    passage: int
-    segment: int
-    text: str
-    kept: bool
-    #: :func:`stems` of ``text``, computed once.
-    words: frozenset[str] = frozenset()
-
-
-def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = None) -> list[Sentence]:
-    """The sentences of a group's passages in order; ``kept`` (a recheck's segment numbers per
-    passage) marks the sentences of the segments the recheck dropped."""
-    found = []
-    for index, text in enumerate(texts):
-        for number, segment in enumerate(split_segments(text), start=1):
-            keep = kept is None or number in kept[index]
-            for sentence in _SENTENCE_END.split(view(segment)):
-                if sentence.strip():
-                    found.append(Sentence(index, number, sentence, keep, stems(sentence)))
-    return found
 
 
 def _pieces(text: str, boundary: "re.Pattern[str]") -> list[tuple[int, int]]:
@@ -125,17 +100,17 @@ _Q_VERB = (
 _REPORTED_QUESTION = re.compile(_Q_VERB + r"(?:\s+[\w'-]+){0,5}?\s+(?:whether|if)\b(?:\s+or\s+not\b)?", _I)
 
 
-def _question_marks(found: Sequence[Sentence]) -> dict[int, list[tuple[int, int]]]:
+def _question_marks(found: Sequence[Sentence]) -> Marks:
     """The complements of reported questions, by sentence: the rest of the sentence after
     "whether"/"if", or the next sentence when the question ends its own ("asked whether⏎…")."""
-    marks: dict[int, list[tuple[int, int]]] = {}
+    marks: Marks = {}
     for index, sentence in enumerate(found):
         for match in _REPORTED_QUESTION.finditer(sentence.text):
             rest = sentence.text[match.end() :]
             if rest.strip(" \t.:;,-…"):
-                marks.setdefault(index, []).append((match.end(), len(sentence.text)))
+                marks.setdefault(index, []).append((match.end(), len(sentence.text), match.group(0)))
             elif index + 1 < len(found) and found[index + 1].passage == sentence.passage:
-                marks.setdefault(index + 1, []).append((0, len(found[index + 1].text)))
+                marks.setdefault(index + 1, []).append((0, len(found[index + 1].text), match.group(0)))
     return marks
 
 
@@ -236,27 +211,28 @@ def _approved_in(found: Sequence[Sentence], passage: int, head: frozenset[str]) 
     )
 
 
-def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> dict[int, list[tuple[int, int]]]:
+def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Marks:
     """The spans that report an unapproved document's content, by sentence: the marker's part of
     its sentence (up to a contrast), the sentence before when a predicate's subject is a pronoun
     ("It was not approved."), and the other sentences naming the same document unless they state
     its approval. A predicate needs a document ("The ship was scrapped" is about a ship); one
     about a document the claim names is left alone ("The PR adds retry logic" is true of an
     unmerged PR)."""
-    marks: dict[int, list[tuple[int, int]]] = {}
+    marks: Marks = {}
     for index, sentence in enumerate(found):
         text = sentence.text
         label = _STATUS_LABEL.search(text)
         if label:
-            # A heading ("DRAFT - not approved") frames its passage; a label ("Draft: …") its sentence.
+            # A heading ("DRAFT - not approved") frames what follows it in its passage; a label
+            # ("Draft: …") the rest of its sentence (docs/policy.md, "Scope").
             rest = text[label.end() :].strip()
             framed = (
                 [index]
                 if rest and len(rest.split()) > 3
-                else [i for i, other in enumerate(found) if other.passage == sentence.passage]
+                else [i for i in range(index + 1, len(found)) if found[i].passage == sentence.passage]
             )
             for other in framed:
-                marks.setdefault(other, []).append((0, len(found[other].text)))
+                marks.setdefault(other, []).append((0, len(found[other].text), label.group(0).strip()))
             continue
         adjectives = list(_PENDING.finditer(text)) + [
             match for match in _PENDING_NOUN.finditer(text) if not _approved_in(found, sentence.passage, _head(match.group(0)))
@@ -266,10 +242,14 @@ def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> d
             continue
         previous = index - 1 if index > 0 and found[index - 1].passage == sentence.passage else None
         head = _head(text)
+        # "It" after a contrast points into its own sentence ("A sequel was proposed but the
+        # studio has not approved it"), not at the sentence before.
+        first_clause = min((m.start() for m in _CONTRAST.finditer(text)), default=len(text))
+        leading = [m for m in approvals + refusals if m.start() < first_clause]
         pronoun = previous is not None and (
             bool(_PRONOUN_SUBJECT.search(text))
-            or (not head and any(_PRONOUN_OBJECT.match(text, m.end()) for m in approvals + refusals))
-            or (not head and any(_PRONOUN_OBJECT.search(m.group(0)) for m in refusals))
+            or (not head and any(_PRONOUN_OBJECT.match(text, m.end()) for m in leading))
+            or (not head and any(_PRONOUN_OBJECT.search(m.group(0)) for m in leading if m in refusals))
         )
         if pronoun and previous is not None:
             head = _head(found[previous].text)
@@ -285,14 +265,15 @@ def _approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> d
         for marker in adjectives + approvals + refusals:
             start = max([m.end() for m in cuts if m.end() <= marker.start()], default=0)
             end = min([m.start() for m in cuts if m.start() >= marker.end()], default=len(text))
-            marks.setdefault(index, []).append((start, end))
+            marks.setdefault(index, []).append((start, end, marker.group(0)))
+        trigger = (adjectives + approvals + refusals)[0].group(0)
         if pronoun and previous is not None:
-            marks.setdefault(previous, []).append((0, len(found[previous].text)))
+            marks.setdefault(previous, []).append((0, len(found[previous].text), trigger))
         for other, candidate in enumerate(found):
             if other == index or candidate.passage != sentence.passage or not head or not head <= candidate.words:
                 continue
             if not _APPROVAL_STATED.search(candidate.text):
-                marks.setdefault(other, []).append((0, len(candidate.text)))
+                marks.setdefault(other, []).append((0, len(candidate.text), trigger))
     return marks
 
 
@@ -311,19 +292,19 @@ _TRAILING_FRAME = re.compile(
 _LEADING_HEDGE = re.compile(r"^\W*" + _HEDGE_WORD + r"\s*,", _I)
 
 
-def _attribution_marks(found: Sequence[Sentence]) -> dict[int, list[tuple[int, int]]]:
+def _attribution_marks(found: Sequence[Sentence]) -> Marks:
     """What a sentence reports someone saying or thinking, or hedges as a whole, by sentence: the
     rest of the sentence after "Omar said,", "Omar wrote:" or "Most likely," (a quote included; a
     named speaker's first-person quote is the speaker's own statement, see :func:`view`), and
     what comes before ", I think.", ", Omar said." or ", apparently." at its end. "According to
     X, …" keeps its clause scope: it is how encyclopedias cite their sources."""
-    marks: dict[int, list[tuple[int, int]]] = {}
+    marks: Marks = {}
     for index, sentence in enumerate(found):
         for match in [*_LEADING_FRAME.finditer(sentence.text), *_LEADING_HEDGE.finditer(sentence.text)]:
-            marks.setdefault(index, []).append((match.end(), len(sentence.text)))
+            marks.setdefault(index, []).append((match.end(), len(sentence.text), match.group(0).strip(" ,:")))
         trailing = _TRAILING_FRAME.search(sentence.text)
         if trailing:
-            marks.setdefault(index, []).append((0, trailing.start()))
+            marks.setdefault(index, []).append((0, trailing.start(), trailing.group(0).strip(" ,.")))
     return marks
 
 
@@ -337,6 +318,9 @@ class _Unit:
     negated: bool
     #: Opens with a pronoun subject ("It was paid on Monday."): it may stand for one claim word.
     pronoun: bool = False
+    #: The sentence it lies in, and what makes it offend.
+    sentence: int = 0
+    trigger: str = ""
 
 
 _PRONOUN_OPENING = re.compile(r"^\W*(?:it|this|that|they|these|those|he|she|its|their|his|her)\b", _I)
@@ -353,79 +337,111 @@ def _states(clean: _Unit, carried: frozenset[str], subject: frozenset[str], clai
     return len(missing) == 1 or missing <= subject
 
 
-def _units(found: Sequence[Sentence], modes: frozenset[str], marks: dict[int, list[tuple[int, int]]]) -> list[_Unit]:
+def _units(found: Sequence[Sentence], modes: frozenset[str], marks: Marks) -> list[_Unit]:
     units = []
     for index, sentence in enumerate(found):
         if not sentence.kept:
             # Dropped for a speech act (a question, a hedge): it must not carry the content alone.
             # Dropped for a negation only: the negation rule reads it.
             if not modes_compatible(unit_modes(sentence.text), modes):
-                units.append(_Unit(sentence.words, DROPPED, False))
+                units.append(_Unit(sentence.words, DROPPED, False, sentence=index, trigger=mode_cue(sentence.text, modes)))
             continue
         question = frozenset({QUESTION}) if opens_question(sentence.text) else frozenset()
         for start, end in _pieces(sentence.text, SCOPE_BOUNDARY):
             clause = sentence.text[start:end]
-            marked = any(a < end and start < b for a, b in marks.get(index, ()))
-            bad = marked or not modes_compatible(unit_modes(clause) | question, modes)
+            marked = [trigger for a, b, trigger in marks.get(index, ()) if a < end and start < b]
+            # A question is put by its sentence, or after a speaker's label ("ravi: did the backup
+            # run"): a clause opening "was released by …" after an apposition is no question.
+            before = sentence.text[:start].rstrip()
+            asked = question | (frozenset({QUESTION}) if before.endswith(":") and opens_question(clause) else frozenset())
+            bad = bool(marked) or not modes_compatible(unit_modes(clause, questions=False) | asked, modes)
+            trigger = marked[0] if marked else mode_cue(sentence.text if question else clause, modes) if bad else ""
             units.append(
-                _Unit(stems(clause), SPEECH_ACT if bad else None, is_negated(clause), bool(_PRONOUN_OPENING.search(clause)))
-            )
+                _Unit(stems(clause), SPEECH_ACT if bad else None, is_negated(clause), bool(_PRONOUN_OPENING.search(clause)),
+                      index, trigger)
+            )  # fmt: skip
     return units
 
 
-def speech_act_problem(claim: str, modes: frozenset[str], found: Sequence[Sentence]) -> Optional[str]:
-    """The rule a support breaks by its speech acts, if any (docs/policy.md, "Scope"):
-    ``strict_speech_act`` when a clause whose modes the claim does not share (a hedge, an
-    attribution, someone else's attitude, a question, a reported question's complement, an
-    unapproved document's content) carries claim content that no clean clause of the group
-    states; ``framing_dropped`` when a segment the recheck dropped does."""
+def speech_act_problem(claim: str, modes: frozenset[str], found: Sequence[Sentence]) -> Optional[Finding]:
+    """The rule a support breaks by its speech acts, if any (docs/policy.md, "Scope"), with the
+    support sentence and the trigger: ``strict_speech_act`` when a clause of a support sentence
+    (:func:`support_targets`) offends — a mode the claim does not share (a hedge, an attribution,
+    someone else's attitude, a question) or a span that a trigger governing the sentence marks (a
+    reported question's complement, an unapproved document's content, a framed report, a frame
+    introducing the sentence: :func:`frame_marks`) — and carries claim content that no clean
+    clause of the group states; ``framing_dropped`` when a support sentence the recheck dropped
+    for a speech act does."""
     claim_stems = stems(claim)
-    marks: dict[int, list[tuple[int, int]]] = {}
+    marks: Marks = {}
+    attribution = not modes & {ATTRIBUTION, UNCERTAINTY} and not any(mode.startswith(ATTITUDE) for mode in modes)
+    sources = [frame_marks(found, modes, attribution=attribution, approval=not claim_about_approval(claim))]
     if QUESTION not in modes:
-        marks = _question_marks(found)
-    if not modes & {ATTRIBUTION, UNCERTAINTY} and not any(mode.startswith(ATTITUDE) for mode in modes):
-        for index, spans in _attribution_marks(found).items():
-            marks.setdefault(index, []).extend(spans)
+        sources.append(_question_marks(found))
+    if attribution:
+        sources.append(_attribution_marks(found))
     if not claim_about_approval(claim):
-        for index, spans in _approval_marks(found, claim_stems).items():
+        sources.append(_approval_marks(found, claim_stems))
+    for source in sources:
+        for index, spans in source.items():
             marks.setdefault(index, []).extend(spans)
     units = _units(found, modes, marks)
     clean = [unit for unit in units if unit.problem is None and not unit.negated]
     subject = claim_subject(claim)
+    targets = set(support_targets(claim_stems, found))
     for rule in (SPEECH_ACT, DROPPED):
         for unit in units:
+            if unit.problem != rule or unit.sentence not in targets:
+                continue  # a trigger elsewhere in the passage does not govern the support sentence
             carried = unit.stems & claim_stems
-            if unit.problem == rule and carried and not any(_states(other, carried, subject, claim_stems) for other in clean):
-                return rule
+            if carried and not any(_states(other, carried, subject, claim_stems) for other in clean):
+                return Finding(rule, found[unit.sentence].text, unit.trigger)
     return None
 
 
 # ---------------------------------------------------------------- negation
 
 
-def negation_problem(claim: str, found: Sequence[Sentence]) -> bool:
-    """Whether a negated clause of the group negates the (positive) claim's content
-    (docs/policy.md, "Scope"): it shares a stem with the claim and holds all of the claim's,
-    or holds nothing but claim stems ("She doesn't use it anymore"), or holds two of them while
-    the claim's other stems are stated nowhere positive in the kept text ("The vendor has not
-    shipped anything yet"); "Alice has no access to billing" leaves "Alice owns ingestion" alone."""
+def negation_problem(claim: str, found: Sequence[Sentence]) -> Optional[Finding]:
+    """A negated clause that negates the (positive) claim's content, with the support sentence
+    (docs/policy.md, "Scope"). The clause must govern the support sentence — lie in it, or open
+    the sentence right after it with a pronoun ("She doesn't use it anymore") — and share a stem
+    with the claim and hold all of the claim's, or nothing but claim stems, or two of them while the
+    claim's other stems are stated nowhere positive in the kept text ("The vendor has not shipped
+    anything yet"). Anywhere else only a clause holding every claim stem counts: it denies the
+    claim itself. "Alice has no access to billing" leaves "Alice owns ingestion" alone, and so
+    does "He did not play again that season" beside "He made his debut on 4 May"."""
     claim_stems = stems(claim)
+    targets = support_targets(claim_stems, found)
     positive: set[str] = set()
-    negated = []
-    for sentence in found:
+    negated: list[tuple[int, str, frozenset[str]]] = []
+    for index, sentence in enumerate(found):
         for clause in polarity_clauses(sentence.text):
             if clause.negated:
-                negated.append(stems(clause.text))
+                negated.append((index, clause.text, stems(clause.text)))
             elif sentence.kept:
                 positive |= stems(clause.text)
-    return any(
-        found_stems & claim_stems
-        and (
-            claim_stems <= found_stems
-            or found_stems <= claim_stems
+    for index, text, found_stems in negated:
+        if not found_stems & claim_stems:
+            continue
+        target = next((t for t in targets if t == index or _anaphoric(found, t, index)), None)
+        if claim_stems <= found_stems:
+            return Finding("strict_negation", found[target if target is not None else index].text, text.strip())
+        if target is not None and (
+            found_stems <= claim_stems
             or (len(found_stems & claim_stems) >= 2 and not (claim_stems - found_stems) <= positive)
-        )
-        for found_stems in negated
+        ):
+            return Finding("strict_negation", found[target].text, text.strip())
+    return None
+
+
+def _anaphoric(found: Sequence[Sentence], target: int, index: int) -> bool:
+    """Whether sentence ``index`` comes right after ``target`` in its passage and opens with a
+    pronoun: what it says is said of the support sentence's subject or object."""
+    return (
+        index == target + 1
+        and found[index].passage == found[target].passage
+        and bool(_PRONOUN_OPENING.search(found[index].text))
     )
 
 
