@@ -232,12 +232,20 @@ class _Rules:
         """A framing sentence the recheck dropped that governs a support sentence: a line ending in
         ":" (or pointing at what follows) that introduces it, or a sentence next to it that points
         at it ("… I'm not sure about this."). The support sentence and the frame."""
-        for target in support_targets(stems(self.claim), found):
-            for index, sentence in enumerate(found):
-                if sentence.kept or sentence.passage != found[target].passage or not is_framing_line(sentence.text):
-                    continue
-                if introduces(found, index, target) or points_forward(found, index, target) or points_back(found, index, target):
-                    return target, sentence.text
+        targets = set(support_targets(stems(self.claim), found))
+        for index, sentence in enumerate(found):
+            if sentence.kept or not is_framing_line(sentence.text):
+                continue
+            if index + 1 in targets and points_forward(found, index, index + 1):
+                return index + 1, sentence.text
+            if index - 1 in targets and points_back(found, index, index - 1):
+                return index - 1, sentence.text
+            # A header over the next line, or over the list that follows it.
+            other = index + 1
+            while other < len(found) and introduces(found, index, other):
+                if other in targets:
+                    return other, sentence.text
+                other += 1
         return None
 
     def support_sentence(self, found: Sequence[Sentence]) -> str:

@@ -15,7 +15,6 @@ has no nested quantifiers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import NamedTuple, Optional, Sequence
 
 from .guards import _MODE_PATTERNS as REFERENCE_MODE_PATTERNS
@@ -47,8 +46,7 @@ _LINES = re.compile(r"(?:\r?\n)+")
 Marks = dict[int, list[tuple[int, int, str]]]
 
 
-@dataclass(frozen=True)
-class Sentence:
+class Sentence(NamedTuple):
     """One sentence of a group's passages, as the strict rules read it (:func:`view`)."""
 
     passage: int
@@ -59,6 +57,8 @@ class Sentence:
     words: frozenset[str] = frozenset()
     #: The line of its passage it lies on (lines end at a run of line feeds, as segments do).
     line: int = 0
+    #: Its line is a list item (opens with "-", "*", "•" or "1.").
+    item: bool = False
 
 
 class Finding(NamedTuple):
@@ -77,12 +77,13 @@ def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = 
     for index, text in enumerate(texts):
         number = 0
         for line_number, line in enumerate(_LINES.split(text)):
+            item = bool(_LIST_ITEM.match(line))
             for segment in split_segments(line):
                 number += 1
                 keep = kept is None or number in kept[index]
                 for sentence in _SENTENCE_END.split(view(segment)):
                     if sentence.strip():
-                        found.append(Sentence(index, number, sentence, keep, stems(sentence), line_number))
+                        found.append(Sentence(index, number, sentence, keep, stems(sentence), line_number, item))
     return found
 
 
@@ -127,8 +128,8 @@ def is_label(text: str) -> Optional[str]:
 
 def _whole_line(found: Sequence[Sentence], index: int) -> bool:
     sentence = found[index]
-    same = [i for i, other in enumerate(found) if other.passage == sentence.passage and other.line == sentence.line]
-    return same == [index]
+    alone_before = index == 0 or (found[index - 1].passage, found[index - 1].line) != (sentence.passage, sentence.line)
+    return alone_before and _ends_line(found, index)
 
 
 def introduces(found: Sequence[Sentence], frame: int, target: int) -> bool:
@@ -137,10 +138,7 @@ def introduces(found: Sequence[Sentence], frame: int, target: int) -> bool:
     head, body = found[frame], found[target]
     if head.passage != body.passage or body.line <= head.line or not _ends_line(found, frame):
         return False
-    if body.line == head.line + 1:
-        return True
-    between = [s for s in found if s.passage == head.passage and head.line < s.line <= body.line]
-    return all(_LIST_ITEM.match(s.text) for s in between)
+    return body.line == head.line + 1 or all(found[i].item for i in range(frame + 1, target + 1))
 
 
 _DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those|above)\b", _I)
@@ -190,8 +188,10 @@ _QUOTE_FRAME = re.compile(
 )
 
 
-def frame_marks(found: Sequence[Sentence], modes: frozenset[str], *, attribution: bool, approval: bool) -> Marks:
-    """The sentences that a frame introduces, marked whole, with the frame's trigger:
+def frame_marks(
+    found: Sequence[Sentence], modes: frozenset[str], claim_stems: frozenset[str], *, attribution: bool, approval: bool
+) -> Marks:
+    """The sentences holding claim stems that a frame introduces, marked whole, with the frame's trigger:
 
     - the label sentences that open a passage ("Draft proposal from J. Not approved by Finance.")
       frame the rest of the passage;
@@ -207,36 +207,42 @@ def frame_marks(found: Sequence[Sentence], modes: frozenset[str], *, attribution
     marks: Marks = {}
 
     def mark(index: int, trigger: str) -> None:
-        marks.setdefault(index, []).append((0, len(found[index].text), trigger))
+        if found[index].words & claim_stems:  # only where claim content is can a mark matter
+            marks.setdefault(index, []).append((0, len(found[index].text), trigger))
 
-    opening = True
+    # Each rule marks a sentence once: the first label of a passage already frames all that a
+    # later one would, and so does the first of several unclosed quotes (linear time).
+    opening, framed = True, -1
     for index, sentence in enumerate(found):
         if index and found[index - 1].passage != sentence.passage:
-            opening = True
+            opening, framed = True, -1
         label = is_label(sentence.text) if approval else None
         if label and (opening or _whole_line(found, index)):
-            for other in range(index + 1, len(found)):
-                if found[other].passage != sentence.passage:
-                    break
-                if not opening and found[other].line == sentence.line:
-                    continue
-                mark(other, label)
+            if framed < 0:
+                framed = index
+                for other in range(index + 1, len(found)):
+                    if found[other].passage != sentence.passage:
+                        break
+                    mark(other, label)
             continue
         opening = False
         # A header the recheck dropped is the framing_dropped rule's (docs/policy.md).
         if sentence.kept and sentence.text.rstrip().endswith(":") and _ends_line(found, index):
             trigger = _frame_trigger(sentence, modes, approval)
-            if trigger:
-                for other in range(index + 1, len(found)):
-                    if not introduces(found, index, other):
-                        break
-                    mark(other, trigger)
+            other = index + 1
+            while trigger and other < len(found) and found[other].passage == sentence.passage:
+                if found[other].line != sentence.line + 1 and not (found[other].item and found[index + 1].item):
+                    break
+                mark(other, trigger)
+                other += 1
     if attribution:
+        covered = 0
         for index, sentence in enumerate(found):
-            match = _QUOTE_FRAME.search(sentence.text)
+            match = _QUOTE_FRAME.search(sentence.text) if '"' in sentence.text else None
             if not match or '"' in sentence.text[match.end() :]:
                 continue  # no quote, or one that closes in its own sentence
-            for other in range(index + 1, len(found)):
+            for other in range(max(index + 1, covered), len(found)):
+                covered = other + 1
                 if found[other].passage != sentence.passage:
                     break
                 mark(other, match.group(0))

@@ -12,6 +12,7 @@ minus sign U+2212 becomes ``-``. Values live in :mod:`verifier.decision.strict_v
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import NamedTuple
@@ -64,6 +65,8 @@ _TRANSLATE = str.maketrans(
 
 def normalise(text: str) -> str:
     """NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports")."""
+    if text.isascii():
+        return text  # NFKC and the table leave ASCII as it is (the common case, and fast)
     return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
 
 
@@ -135,23 +138,31 @@ def strict_tokens(text: str) -> frozenset[str]:
     """Content tokens (docs/policy.md): like the reference's, but over every Unicode word and number
     (numbers canonical: ``1,000`` = ``1000``, ``3.0`` = ``3``), with contractions read as their
     auxiliary and negation words left out."""
-    tokens: set[str] = set()
-    for word in _TOKEN.findall(normalise(text)):
-        folded = word.casefold().rstrip("'")
-        if folded.endswith("'s"):
-            folded = folded[:-2]
-        if folded[0].isdigit():
-            tokens.add(canonical_number(folded) if re.fullmatch(r"\d[\d,]*(?:\.\d+)?", folded) else folded)
-            continue
-        if folded.endswith("n't"):
-            folded = {"can't": "can", "won't": "will"}.get(folded, folded[:-3])
-        folded = _CONTRACTIONS.get(folded, folded)
-        if folded in _GENERIC or folded in _NEGATION_WORDS:
-            continue
-        tokens.add(singular(folded))
-    return frozenset(tokens)
+    found = {_token(word) for word in _TOKEN.findall(normalise(text))}
+    found.discard("")
+    return frozenset(found)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _token(word: str) -> str:
+    """One word's content token ("" for none); cached per word: words repeat in any text, and
+    this keeps the strict policy's reading of a long passage linear and cheap (docs/performance.md)."""
+    folded = word.casefold().rstrip("'")
+    if folded.endswith("'s"):
+        folded = folded[:-2]
+    if not folded:
+        return ""
+    if folded[0].isdigit():
+        return canonical_number(folded) if re.fullmatch(r"\d[\d,]*(?:\.\d+)?", folded) else folded
+    if folded.endswith("n't"):
+        folded = {"can't": "can", "won't": "will"}.get(folded, folded[:-3])
+    folded = _CONTRACTIONS.get(folded, folded)
+    if folded in _GENERIC or folded in _NEGATION_WORDS:
+        return ""
+    return singular(folded)
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     if word in _IRREGULAR:
         return _IRREGULAR[word]
@@ -172,7 +183,16 @@ def stems(text: str) -> frozenset[str]:
     """Strict content tokens, crudely stemmed (``shipped`` = ``ships`` = ``ship``, ``led`` = ``lead``),
     near-synonym verbs merged (``works`` = ``runs``) and pronouns and fillers left out: the words
     the scoping rules compare (docs/policy.md, "Normalisation and self-reports")."""
-    return frozenset(_stem(token) for token in strict_tokens(text) if token not in _STOP)
+    found = {_word_stem(word) for word in _TOKEN.findall(normalise(text))}
+    found.discard("")
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_stem(word: str) -> str:
+    """One word's stem ("" for none): :func:`_token`, then :func:`_stem` unless a filler."""
+    token = _token(word)
+    return "" if not token or token in _STOP else _stem(token)
 
 
 # ---------------------------------------------------------------- clauses and negation scope
