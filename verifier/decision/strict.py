@@ -196,6 +196,7 @@ class _Rules:
         #: What the claim asserts: its values are compared; a negated claim's denied values
         #: ("not released in 1999") are not (docs/policy.md, "Scope").
         self.asserted = " ".join(clause.text for clause in polarity_clauses(claim) if not clause.negated)
+        self._values: dict[tuple[int, ...], dict[str, frozenset[str]]] = {}
 
     def passages(self, group: tuple[int, ...]) -> list[ClaimEvidence]:
         return [self.evidence[index] for index in group]
@@ -224,9 +225,16 @@ class _Rules:
             for passage in self.passages(group)
         )
 
+    def values(self, group: tuple[int, ...]) -> dict[str, frozenset[str]]:
+        """:func:`strict_values` of the group's joined passages, read once per verification."""
+        if group not in self._values:
+            self._values[group] = strict_values(self.joined(group))
+        return self._values[group]
+
     def value_conflict(self, group: tuple[int, ...]) -> bool:
         joined = self.joined(group)
-        return values_conflict(self.asserted, joined, ignore_numbers=self.total and not has_total_cue(joined))
+        ignore = self.total and not has_total_cue(joined)
+        return values_conflict(self.asserted, joined, ignore_numbers=ignore, passage_values=self.values(group))
 
     def framing_dropped(self, found: Sequence[Sentence]) -> Optional[tuple[int, str]]:
         """A framing sentence the recheck dropped that governs a support sentence: a line ending in
@@ -310,7 +318,7 @@ class _Rules:
 
     def value_trigger(self, group: tuple[int, ...]) -> str:
         claim_values = strict_values(self.asserted)
-        passage_values = strict_values(self.joined(group))
+        passage_values = self.values(group)
         kinds = [kind for kind in claim_values if kind in passage_values and claim_values[kind] != passage_values[kind]]
         return "; ".join(
             f"{kind}: claim {', '.join(sorted(claim_values[kind]))}, passage {', '.join(sorted(passage_values[kind])[:8])}"
