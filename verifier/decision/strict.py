@@ -375,6 +375,8 @@ class _Rules:
             return None
         if has_correction_cue(self.joined(refutation.group)):
             return None
+        if has_negation_or_correction_cue(self.claim):
+            return "negation_scope"  # the claim's only negation is a double one ("never fails to")
         if self.total:
             return "aggregate_total"
         claim_values = reference_values(self.claim)
