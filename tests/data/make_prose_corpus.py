@@ -1,7 +1,7 @@
 """Write tests/data/prose_corpus.json: ordinary encyclopedic and news prose for the strict policy
 (described in tests/data/prose_corpus.md).
 
-Every text here was written by hand for this corpus; nothing was downloaded. The generator
+Every sentence here was written by hand for this corpus; nothing was downloaded. The generator
 composes passages from hand-written sentence pools, one pool set per kind of article
 (footballer, actor, musician, scientist, politician, town, company, transport project, match
 report, science news, river, building): a fact sentence that states the claim plainly, and
@@ -14,6 +14,8 @@ breaks and in whether the fact sentence names its subject or opens with a pronou
 Controls put the trigger where it does govern the fact sentence: inside it ("The club said that
 …"), or as a frame that introduces it (a status label line above it, a header ending in a colon,
 a status sentence opening the passage, a quote it belongs to). A strict ruling must fire on each.
+
+Thirty further plain rows (:data:`HELD`) were written one by one, not composed.
 
 Run ``python tests/data/make_prose_corpus.py`` to rewrite the file (deterministic: seed 35).
 """
@@ -74,7 +76,7 @@ def footballer(rng: random.Random) -> dict:
         f"{p.he} made {p.his} debut for {club} on {d} in the game against {rival}.",
     ]
     fillers = [
-        f"{p.name} (born {born}) is a {rng.choice(COUNTRIES)[:-1] + 'ese' if False else 'professional'} footballer who plays as a {rng.choice(['midfielder', 'defender', 'winger', 'striker'])}.",
+        f"{p.name} (born {born}) is a professional footballer who plays as a {rng.choice(['midfielder', 'defender', 'winger', 'striker'])}.",
         f"{p.he} came through the youth academy at {club} after joining at the age of {rng.randint(9, 14)}.",
         f"{p.he} did not play again that season because of a knee injury.",
         f"{p.he} was not included in the squad for the cup final.",
@@ -199,7 +201,7 @@ def scientist(rng: random.Random) -> dict:
         f"{p.he} has published more than {rng.randint(40, 300)} papers.",
         f"{p.he} was elected a fellow of the national academy in {year + 4}.",
         f"The draft report of the review panel is still pending approval.",
-        f"The theory wasn’t widely accepted until the late {year // 10 * 10 - 1900 if year < 2000 else year // 10 * 10}s." if False else f"The theory wasn’t widely accepted at first.",
+        "The theory wasn’t widely accepted at first.",
         f"{p.he} teaches an introductory course every spring.",
         f"According to the university, {p.his} group has trained {rng.randint(10, 60)} doctoral students.",
         f"The committee did not publish its reasons.",
@@ -529,6 +531,103 @@ def compose(rng: random.Random, fact: str, fillers: list[str], size: int) -> str
     return "\n\n".join(parts) if rng.random() < 0.7 else "\n".join(parts)
 
 
+#: Thirty passages written one by one (not composed from the pools), in other styles: section
+#: headings, quotes, "according to", "it is unclear whether", "reportedly", numbers in figures.
+#: Written after the step-3 rules and measured once, not tuned on (docs/policy.md).
+HELD = [
+("Marta Kowal won the 2014 Dunmore Marathon.",
+ "Marta Kowal (born 1988) is a Polish long-distance runner. She won the 2014 Dunmore Marathon in a course record of 2:24:10. Kowal had not run a marathon before 2012, and she did not finish her first attempt. Her coach told the press that she 'never gives up'. It is unclear whether she will defend her title next year. She was not selected for the 2016 Olympic team, a decision the federation later said it regretted.",
+ "She won the 2014 Dunmore Marathon in a course record of 2:24:10."),
+("The Hollins Bridge opened to traffic in 1932.",
+ "The Hollins Bridge is a steel arch bridge over the River Lune.\nConstruction was delayed by a strike, and the council reportedly considered abandoning the project. The Hollins Bridge opened to traffic in 1932. A proposal to widen it in the 1970s was never approved. Engineers said in 2019 that the deck would need replacing; no date has been set.",
+ "The Hollins Bridge opened to traffic in 1932."),
+("Tessel Software was acquired by Norcliffe in 2021.",
+ "Tessel Software was founded in 2009 in Cork. The company did not turn a profit until 2015. According to its founders, the first product was written in a garage. Tessel Software was acquired by Norcliffe in 2021 for an undisclosed sum. Rumours of a sale had circulated for years, but the board denied them. Analysts asked whether the brand would survive; it has not been retired.",
+ "Tessel Software was acquired by Norcliffe in 2021 for an undisclosed sum."),
+("Ingrid Haldor was elected mayor of Bergen in 2019.",
+ "Ingrid Haldor is a Norwegian politician. Before politics, she worked as a nurse. Haldor was elected mayor of Bergen in 2019, defeating the incumbent by 412 votes. Her opponent alleged irregularities, which the electoral commission rejected. She has said she will not seek a third term. The city's draft budget for 2024 has not yet been adopted.",
+ "Haldor was elected mayor of Bergen in 2019, defeating the incumbent by 412 votes."),
+("The album Low Sun reached number three in the UK charts.",
+ "Low Sun is the third studio album by the band Greyline. Recorded in Malmö, it was produced by the band itself after their label refused to fund a producer. The album Low Sun reached number three in the UK charts. Critics were divided: one reviewer wrote that it 'doesn't quite hold together'. The band did not tour the album in the United States. A deluxe edition was proposed but never released.",
+ "The album Low Sun reached number three in the UK charts."),
+("Felix Amundsen scored twice in the final.",
+ "City won the cup for the first time in forty years. Felix Amundsen scored twice in the final, both goals coming in the second half. The opposing manager said his side had not deserved to lose. \"We never stopped believing,\" Amundsen told reporters after the match. Nobody from the club would confirm whether he will sign a new contract.",
+ "Felix Amundsen scored twice in the final, both goals coming in the second half."),
+("The Corran Museum holds more than 20,000 objects.",
+ "The Corran Museum is a local history museum in a former grain store. The museum holds more than 20,000 objects, from Bronze Age tools to 1960s shop signs. Entry is free, although donations are encouraged. The museum does not open on Mondays. Plans for a new wing were rejected in 2018 and have not been revived. Staff say they are unsure whether the roof will last another winter.",
+ "The museum holds more than 20,000 objects, from Bronze Age tools to 1960s shop signs."),
+("Kenji Arakawa discovered the comet in 1996.",
+ "Kenji Arakawa is an amateur astronomer from Sapporo. Arakawa discovered the comet in 1996 using a 25 cm reflector in his garden. Professional observatories did not confirm the sighting until two days later. He has never worked as a professional astronomer. He said the discovery was 'pure luck'. The comet is not expected to return for about 4,000 years.",
+ "Arakawa discovered the comet in 1996 using a 25 cm reflector in his garden."),
+("The Brackley line was electrified in 1987.",
+ "The Brackley line runs for 42 km between Brackley and the coast.\n\nHistory\nThe line was built in the 1860s by a private company. It was nationalised in 1948. The Brackley line was electrified in 1987, the last major line in the region to be converted. Passenger numbers did not recover after the closure of the steelworks. A proposed extension to the airport is awaiting approval.",
+ "The Brackley line was electrified in 1987, the last major line in the region to be converted."),
+("Amara Osei plays the cello.",
+ "Amara Osei is a Ghanaian-born musician based in Leeds. Osei plays the cello and the piano, and sings in a chamber choir. She did not take up music seriously until university. In an interview she said she could not imagine another career. Her debut recording has not been released yet; her label has given no date.",
+ "Osei plays the cello and the piano, and sings in a chamber choir."),
+("The Valbrook dam is 85 metres high.",
+ "The Valbrook dam is a concrete gravity dam completed in 1961. The dam is 85 metres high and holds back a reservoir of 40 million cubic metres. It was not designed for power generation; a turbine hall was added later. Environmental groups claimed that the reservoir had damaged the fishery. A plan to raise the dam was shelved in 2009.",
+ "The dam is 85 metres high and holds back a reservoir of 40 million cubic metres."),
+("Rafael Duarte became head coach of Athletic in 2020.",
+ "Rafael Duarte is a Portuguese football manager and former defender. As a player, he never won a major trophy. Rafael Duarte became head coach of Athletic in 2020 after the club's previous manager was dismissed. The appointment was not universally welcomed; some supporters asked whether he had enough experience. The club said it had \"full confidence\" in him. His contract, which was extended in 2022, runs until 2025.",
+ "Rafael Duarte became head coach of Athletic in 2020 after the club's previous manager was dismissed."),
+("The festival attracted 60,000 visitors in 2023.",
+ "The Eastleigh Folk Festival has been held every August since 1974. It was not held in 2020 or 2021. The festival attracted 60,000 visitors in 2023, a record. Organisers reported that hotel bookings in the town had doubled. A proposed move to a larger site has been rejected by residents. Tickets for next year have not gone on sale.",
+ "The festival attracted 60,000 visitors in 2023, a record."),
+("Meridian Rail operates 140 trains.",
+ "Meridian Rail is a train operating company. Meridian Rail operates 140 trains on routes between the capital and the north-east. It does not own its trains; they are leased. The company said punctuality had improved, but passenger groups disputed the figures. Its franchise is due to end in 2027, and it is unclear whether it will bid again.",
+ "Meridian Rail operates 140 trains on routes between the capital and the north-east."),
+("Hugo Lindqvist was born in Uppsala.",
+ "Hugo Lindqvist (1902–1977) was a Swedish chemist. Lindqvist was born in Uppsala, the son of a bookbinder. He did not attend university until he was 24. Colleagues described him as shy; he rarely gave interviews. His proposed theory of catalysis was not accepted in his lifetime. He never married.",
+ "Lindqvist was born in Uppsala, the son of a bookbinder."),
+("The novel was translated into 30 languages.",
+ "The Glass Orchard is a 1998 novel by Clara Moreau. The novel was translated into 30 languages and sold over two million copies. Moreau has said she did not expect it to be published at all. A film adaptation was announced in 2010 but has not been made. Fans have long wondered whether a sequel exists; Moreau has denied it.",
+ "The novel was translated into 30 languages and sold over two million copies."),
+("Kessington has a population of 12,400.",
+ "Kessington is a small town in the west of the county. Kessington has a population of 12,400, according to the 2021 census. The town has no railway station; the nearest is 11 km away. The council says it cannot afford a new bus route. A draft neighbourhood plan was published in 2022 but has not been approved.",
+ "Kessington has a population of 12,400, according to the 2021 census."),
+("Sofia Rinaldi won the gold medal in the 200 metres.",
+ "At the 2022 championships, Sofia Rinaldi won the gold medal in the 200 metres. She had not been considered a favourite. Her time of 22.31 seconds was not a championship record. Rinaldi told journalists that she had \"no idea\" she had won until she saw the screen. Her coach said she would not compete again that season.",
+ "At the 2022 championships, Sofia Rinaldi won the gold medal in the 200 metres."),
+("The company employs 3,200 people.",
+ "Castell Logistics is a freight company based in Cork. The company employs 3,200 people across 14 depots. It was not affected by the 2019 strike, which the union said was the largest in a decade. Reports that the company was for sale were denied. Its planned depot near the port is still awaiting planning permission.",
+ "The company employs 3,200 people across 14 depots."),
+("The church was rebuilt in 1854.",
+ "St Aldhelm's is the parish church of Tarrow. The medieval building was badly damaged by fire in 1850. The church was rebuilt in 1854 to designs by a local architect. Little of the medieval fabric survives, and the tower was not rebuilt. Historians disagree about whether the font is original. The church is not open on weekdays.",
+ "The church was rebuilt in 1854 to designs by a local architect."),
+("Zofia Nowak was appointed chief executive in March 2018.",
+ "Zofia Nowak is a Polish business executive.\nCareer\nShe joined Brightwater Energy in 2009 as an engineer. Zofia Nowak was appointed chief executive in March 2018. Under her leadership the company did not pay a dividend for three years. Shareholders asked whether the strategy would change; she said it would not. A proposed merger with a rival was withdrawn in 2021.",
+ "Zofia Nowak was appointed chief executive in March 2018."),
+("The species feeds mainly on beetles.",
+ "The Andean tree frog is a small frog found in cloud forest. The species feeds mainly on beetles and other small insects. It is not known to breed in captivity. Researchers say its population is probably declining, but there are no reliable counts. A proposal to list it as endangered has not been decided.",
+ "The species feeds mainly on beetles and other small insects."),
+("Daniel Okafor played 212 league games for Rovers.",
+ "Daniel Okafor is a retired English footballer. Okafor played 212 league games for Rovers between 2005 and 2013. He did not score in his first two seasons. After retiring he said he had no regrets. Rumours that he would return as a coach were never confirmed.",
+ "Okafor played 212 league games for Rovers between 2005 and 2013."),
+("The school was founded in 1573.",
+ "Felsted Grammar School is an independent school. The school was founded in 1573 by a local merchant. Girls were not admitted until 1976. The head teacher said that fees would not rise next year. A proposed new sports hall was rejected by the planning committee.",
+ "The school was founded in 1573 by a local merchant."),
+("The river flows into the North Sea.",
+ "The Wend rises on the moors above Ardmoor. After 96 km the river flows into the North Sea at Eastleigh. It is not navigable for most of its length. Anglers said last year that salmon numbers had fallen. It is unknown whether beavers, released upstream in 2020, have survived.",
+ "After 96 km the river flows into the North Sea at Eastleigh."),
+("Nadia Haddad directed the film.",
+ "Paper Kingdoms is a 2017 drama. Nadia Haddad directed the film from her own screenplay. It was not released in cinemas in the United States. Haddad told an interviewer that she did not want a happy ending. The studio reportedly asked whether the running time could be cut.",
+ "Nadia Haddad directed the film from her own screenplay."),
+("The airport handled 4.2 million passengers in 2019.",
+ "Linwick Airport is a regional airport. The airport handled 4.2 million passengers in 2019, its busiest year. Traffic did not return to that level after the pandemic. The operator claims a new terminal is needed; the government has not agreed. No decision on a second runway is expected before 2030.",
+ "The airport handled 4.2 million passengers in 2019, its busiest year."),
+("Oliver Brennan invented the folding ladder.",
+ "Oliver Brennan (1841–1910) was an Irish carpenter and inventor. Brennan invented the folding ladder, which he patented in 1879. He did not profit from it; the patent was sold for a small sum. Some sources say that an American had filed a similar design first, but this has never been proven. His workshop in Cork still stands.",
+ "Brennan invented the folding ladder, which he patented in 1879."),
+("The tournament is held every four years.",
+ "The Nordic Cup is an international football tournament for women's teams. The tournament is held every four years, alternating between the member countries. It was not held in 1991 because of a funding dispute. Organisers said in 2023 that they would consider expanding it; no proposal has been approved. Norway has won it five times.",
+ "The tournament is held every four years, alternating between the member countries."),
+("The lighthouse was automated in 1989.",
+ "Corran Point lighthouse stands on a rocky headland.\nThe lighthouse was automated in 1989, and the last keeper left that year. The keepers' cottages were not sold until 2004. Locals asked whether the light would be switched off; the authority said it would not. A plan to turn the tower into a museum is pending approval.",
+ "The lighthouse was automated in 1989, and the last keeper left that year."),
+]
+
+
 def build() -> list[dict]:
     rng = random.Random(SEED)
     rows: list[dict] = []
@@ -543,6 +642,11 @@ def build() -> list[dict]:
             "claim": article["claim"], "passage": compose(rng, fact, article["fillers"], size), "key": fact,
         })
         plain += 1
+    for index, (claim, passage, key) in enumerate(HELD, start=1):
+        rows.append({
+            "id": f"H{index:03d}", "kind": "plain", "domain": "hand-written", "family": "hand_written",
+            "claim": claim, "passage": passage, "key": key,
+        })
     control = 0
     for index in range(72):
         kind = KINDS[index % len(KINDS)]
