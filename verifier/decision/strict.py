@@ -197,6 +197,7 @@ class _Rules:
         #: ("not released in 1999") are not (docs/policy.md, "Scope").
         self.asserted = " ".join(clause.text for clause in polarity_clauses(claim) if not clause.negated)
         self._values: dict[tuple[int, ...], dict[str, frozenset[str]]] = {}
+        self.claim_values = strict_values(self.asserted)
 
     def passages(self, group: tuple[int, ...]) -> list[ClaimEvidence]:
         return [self.evidence[index] for index in group]
@@ -232,6 +233,8 @@ class _Rules:
         return self._values[group]
 
     def value_conflict(self, group: tuple[int, ...]) -> bool:
+        if not self.claim_values:
+            return False  # nothing to compare: the passages' values are not read
         joined = self.joined(group)
         ignore = self.total and not has_total_cue(joined)
         return values_conflict(self.asserted, joined, ignore_numbers=ignore, passage_values=self.values(group))
