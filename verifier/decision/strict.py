@@ -235,8 +235,7 @@ class _Rules:
     def value_conflict(self, group: tuple[int, ...]) -> bool:
         if not self.claim_values:
             return False  # nothing to compare: the passages' values are not read
-        joined = self.joined(group)
-        ignore = self.total and not has_total_cue(joined)
+        ignore, joined = self.total and not has_total_cue(self.joined(group)), self.joined(group)
         return values_conflict(self.asserted, joined, ignore_numbers=ignore, passage_values=self.values(group))
 
     def framing_dropped(self, found: Sequence[Sentence]) -> Optional[tuple[int, str]]:
@@ -261,8 +260,7 @@ class _Rules:
 
     def support_sentence(self, found: Sequence[Sentence]) -> str:
         """The sentence a support rests on: the kept sentence with the most claim stems."""
-        claim_stems = stems(self.claim)
-        kept = [sentence for sentence in found if sentence.kept] or list(found)
+        kept, claim_stems = [sentence for sentence in found if sentence.kept] or list(found), stems(self.claim)
         return max(kept, key=lambda sentence: len(sentence.words & claim_stems)).text if kept else ""
 
     # ---------------------------------------------------------------- supports
