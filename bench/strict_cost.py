@@ -78,11 +78,16 @@ def measure(text: str, config: ClaimVerificationConfig, rounds: int) -> list[flo
     return times
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m bench.strict_cost``."""
+    parser = argparse.ArgumentParser(prog="python -m bench.strict_cost", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--size", type=int, nargs="+", default=[2_500, 100_000], help="passage sizes in bytes")
     parser.add_argument("--rounds", type=int, default=5, help="runs per policy")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     reference = ClaimVerificationConfig()
     strict = ClaimVerificationConfig(entailment_policy="strict", refutation_policy="strict")
     for (kind, make), size in [(kind, size) for kind in (("adversarial", passage), ("prose", prose)) for size in args.size]:
