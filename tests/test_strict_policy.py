@@ -537,6 +537,7 @@ def test_trigger_elsewhere_in_a_passage_does_not_veto() -> None:
         (novak, f"{lead} {fact} The river is not navigable above Dunmore.", f"{lead}\n{fact}"),
         ("Clara Brennan released the album Night Ferry in 2009.",
          "Clara Brennan is a singer. Her second album, Night Ferry, was released by Clara Brennan in 2009.", None),
+        ("Smith was born in 1990.", "Smith was born in 1990. This was not widely known.", "Smith was born in 1990."),
     ]  # fmt: skip
     for claim, text, premise in cases:
         scores = {premise: (0.95, 0.02)} if premise else {}

@@ -248,7 +248,7 @@ class _Rules:
                 continue
             if index + 1 in targets and points_forward(found, index, index + 1):
                 return index + 1, sentence.text
-            if index - 1 in targets and points_back(found, index, index - 1):
+            if index - 1 in targets and points_back(found, index, index - 1, self.modes):
                 return index - 1, sentence.text
             # A header over the next line, or over the list that follows it.
             other = index + 1

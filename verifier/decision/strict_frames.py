@@ -144,16 +144,23 @@ def introduces(found: Sequence[Sentence], frame: int, target: int) -> bool:
 _DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those|above)\b", _I)
 
 
-def points_back(found: Sequence[Sentence], index: int, target: int) -> bool:
-    """Whether sentence ``index``, right after ``target`` in its passage, is about it as a whole:
-    it points back (this, that, these, those, above) and names nothing of its own — no content
-    stem of the target and no name ("I'm not sure about this."; not "The river is not navigable
-    above Dunmore.")."""
+_DENIAL = re.compile(r"\b(?:true|correct|right|accurate|the\s+case|confirmed)\b", _I)
+
+
+def points_back(found: Sequence[Sentence], index: int, target: int, modes: frozenset[str]) -> bool:
+    """Whether sentence ``index``, right after ``target`` in its passage, doubts or denies it as a
+    whole: it points back (this, that, these, those, above), names nothing of its own — no content
+    stem of the target and no name — and has a mode the claim lacks or denies it ("I'm not sure
+    about this.", "This isn't true."; not "The river is not navigable above Dunmore.", not "This
+    was not widely known.")."""
     sentence = found[index]
     if index != target + 1 or sentence.passage != found[target].passage or not _DEMONSTRATIVE.search(sentence.text):
         return False
     names = [word for word in sentence.text.split()[1:] if word[:1].isupper() and word != "I"]
-    return not names and not sentence.words & found[target].words
+    if names or sentence.words & found[target].words:
+        return False
+    doubts = not modes_compatible(unit_modes(sentence.text), modes)
+    return doubts or (is_negated(sentence.text) and bool(_DENIAL.search(sentence.text)))
 
 
 _FORWARD = re.compile(r":\s*$|\b(?:the\s+following|as\s+follows)\b", _I)
