@@ -889,3 +889,16 @@ class TestRssCurve:
         for result in results:
             assert len(result["rss_bytes"]) == 4 and all(value > 0 for value in result["rss_bytes"])
             assert result["real_tokens"] > 0
+
+
+def test_strict_cost_runs_both_policies_on_both_passages(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m bench.strict_cost`` measures the reference and the strict policy on an adversarial
+    and an ordinary passage of the size asked (it asserts nothing about speed; neither does this)."""
+    from bench.strict_cost import BLOCK, main, passage, prose
+
+    assert len(passage(5_000)) == 5_000 and len(prose(5_000)) == 5_000
+    assert passage(5_000)[: len(BLOCK)] != passage(5_000)[len(BLOCK) : 2 * len(BLOCK)]  # each copy differs
+    main(["--size", "1500", "--rounds", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["adversarial", "prose"]
+    assert all("reference" in line and "strict" in line and "ratio" in line for line in lines)

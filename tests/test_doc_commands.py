@@ -40,6 +40,7 @@ def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     from bench.profile import build_parser as profile_parser
     from bench.rss_curve import build_parser as rss_parser
     from bench.score_cache import build_parser as score_cache_parser
+    from bench.strict_cost import build_parser as strict_cost_parser
     from verifier.cli import build_parser as verifier_parser
     from verifier_export.__main__ import build_parser as export_parser
     from verifier_export.variants.cli import build_parser as variants_parser
@@ -50,6 +51,7 @@ def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
         "bench": bench_parser, "bench.profile": profile_parser, "bench.rss_curve": rss_parser,
         "bench.backends": backends_parser, "bench.bulk": bulk_parser, "bench.e2e_overhead": e2e_overhead_parser,
         "bench.e2e_profile": e2e_profile_parser, "bench.prme_e2e": prme_e2e_parser, "bench.score_cache": score_cache_parser,
+        "bench.strict_cost": strict_cost_parser,
     }
 
 

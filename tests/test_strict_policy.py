@@ -497,6 +497,56 @@ def test_strict_record_checks_out_and_edits_are_found() -> None:
         check_result(data)
 
 
+def test_rulings_name_the_support_sentence_and_the_trigger() -> None:
+    """Issue 35: a veto names its evidence. The ruling records the sentence the support rested on
+    and the trigger that governs it; both are digested, and a record written before they existed
+    (its rulings without them) still checks out under its own digest."""
+    passages = [p("The committee met on Monday. Priya probably approved the budget. The minutes were short.", 0.9, 0.02)]
+    result = run("Priya approved the budget.", passages)
+    (ruling,) = result.strict_rulings
+    assert (ruling.rule, ruling.sentence, ruling.trigger) == ("strict_speech_act", "Priya probably approved the budget.", "probably")
+    data = json.loads(result.model_dump_json())
+    data["strict_rulings"][0]["trigger"] = "likely"
+    assert not check_result(data).ok
+    older = json.loads(result.model_dump_json())
+    for item in older["strict_rulings"]:
+        del item["sentence"], item["trigger"]
+    record = dict(older, strict_rulings=[{k: v for k, v in item.items()} for item in older["strict_rulings"]])
+    assert set(record["strict_rulings"][0]) == {"action", "rule", "references", "memory_ids", "localized"}
+    from verifier.decision import audit
+
+    stripped = tuple(r.model_copy(update={"sentence": None, "trigger": None}) for r in result.strict_rulings)
+    record["result_sha256"] = audit.result_sha256(
+        evaluation=result.evaluation_id, status=result.status.value, supporting_group=result.supporting_group,
+        refuting_group=result.refuting_group, supporting_basis=result.supporting_basis,
+        refuting_basis=result.refuting_basis, group_scores=result.group_scores,
+        localized_assessments=result.localized_assessments, limitations=result.limitations, strict_rulings=stripped,
+    )  # fmt: skip
+    assert check_result(record).ok
+
+
+def test_trigger_elsewhere_in_a_passage_does_not_veto() -> None:
+    """Issue 35: a reporting verb, a status word or a negation in a sentence that does not govern
+    the support sentence is no trigger, nor is a clause that opens "was …" after an apposition a
+    question (each of these cases vetoed a right support before the fix)."""
+    novak = "Lukas Novak made his debut for Marlow Rovers on 4 May 2019."
+    lead = "Lukas Novak is a professional footballer."
+    fact = "He made his debut for Marlow Rovers on 4 May 2019 in the game against Corran City."
+    cases = [
+        (novak, f"{lead} {fact} A sequel was proposed in 2011 but the studio has not approved it.", f"{lead}\n{fact}"),
+        (novak, f"{lead} {fact} The river is not navigable above Dunmore.", f"{lead}\n{fact}"),
+        ("Clara Brennan released the album Night Ferry in 2009.",
+         "Clara Brennan is a singer. Her second album, Night Ferry, was released by Clara Brennan in 2009.", None),
+        ("Smith was born in 1990.", "Smith was born in 1990. This was not widely known.", "Smith was born in 1990."),
+    ]  # fmt: skip
+    for claim, text, premise in cases:
+        scores = {premise: (0.95, 0.02)} if premise else {}
+        reference = run(claim, [p(text, 0.95, 0.02)], REFERENCE, premise_scores=scores)
+        result = run(claim, [p(text, 0.95, 0.02)], premise_scores=scores)
+        assert reference.status.value == "supported", text
+        assert result.status.value == "supported" and not result.strict_rulings, (text, result.strict_rulings)
+
+
 def test_reference_results_keep_their_form() -> None:
     passages = [p("The deployment date is May 4.", 0.98, 0.01)]
     result = run("The deployment date is May 4.", passages, REFERENCE)

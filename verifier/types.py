@@ -312,7 +312,12 @@ class LocalizedEvidenceAssessment(BaseModel):
 class StrictRuling(BaseModel):
     """One decision of the strict policy (docs/policy.md): which rule did what to which group.
 
-    ``localized`` is true when the vetoed support was a localized recheck.
+    ``localized`` is true when the vetoed support was a localized recheck. ``sentence`` is the
+    sentence the decision rested on (the support sentence: the group's sentence with the most
+    claim stems, as the strict rules read it) and ``trigger`` the text that made the rule fire
+    (a cue, a frame, a negated clause, a value, a validity field). Both are ``None`` only in
+    records written before they existed; they are digested only when set (docs/policy.md, "The
+    record").
     """
 
     model_config = _FROZEN
@@ -322,6 +327,8 @@ class StrictRuling(BaseModel):
     references: tuple[str, ...] = Field(min_length=1)
     memory_ids: tuple[UUID, ...] = Field(min_length=1)
     localized: bool = False
+    sentence: Optional[str] = None
+    trigger: Optional[str] = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "StrictRuling":

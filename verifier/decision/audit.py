@@ -126,7 +126,8 @@ def result_sha256(
         "supporting_group": [str(memory_id) for memory_id in supporting_group],
     }
     if strict_rulings is not None:
-        record["strict_rulings"] = [ruling.model_dump(mode="json") for ruling in strict_rulings]
+        # Unset evidence fields (records written before they existed) are left out: their digests stay.
+        record["strict_rulings"] = [ruling.model_dump(mode="json", exclude_none=True) for ruling in strict_rulings]
     return sha256_hex(canonical(record))
 
 

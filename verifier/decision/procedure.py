@@ -303,6 +303,8 @@ class Verification:
                 references=tuple(self.evidence[index].reference for index in ruling.group),
                 memory_ids=self._ids(ruling.group),
                 localized=ruling.localized,
+                sentence=ruling.sentence,
+                trigger=ruling.trigger,
             )
             for ruling in outcome.rulings
         )

@@ -17,7 +17,6 @@ reference ``supported`` (docs/policy.md, "Why no support is ever added").
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Optional, Sequence
@@ -31,13 +30,21 @@ from .guards import (
     has_negation_or_correction_cue,
     is_compatible,
     modality_preserved,
-    split_segments,
 )
 from .guards import concrete_values as reference_values
 from .guards import values_conflict as reference_values_conflict
-from .strict_reach import conflict_carrier, truncation_matters
+from .strict_frames import (
+    Finding,
+    has_correction_cue,
+    introduces,
+    is_framing_line,
+    mode_cue,
+    points_back,
+    points_forward,
+    support_targets,
+)
+from .strict_reach import conflict_carrier, strict_exact_negation, truncation_matters
 from .strict_scope import (
-    DROPPED,
     SPEECH_ACT,
     Sentence,
     negated_claim_unsupported,
@@ -49,9 +56,8 @@ from .strict_scope import (
 from .strict_text import (
     claim_cue,
     claim_modes,
-    has_correction_cue,
+    double_negation_only,
     has_total_cue,
-    is_framing_line,
     is_negated,
     is_past_claim,
     modes_compatible,
@@ -111,12 +117,15 @@ class Dropped:
 
 @dataclass(frozen=True)
 class Ruling:
-    """What one strict rule did to one group."""
+    """What one strict rule did to one group, the sentence the decision rested on (the support
+    sentence, docs/policy.md "Scope") and the trigger's text."""
 
     action: str
     rule: str
     group: tuple[int, ...]
     localized: bool = False
+    sentence: str = ""
+    trigger: str = ""
 
 
 @dataclass
@@ -172,44 +181,6 @@ def _provenance(passage: ClaimEvidence) -> Provenance:
     return Provenance(passage.epistemic_type, passage.lifecycle_state)
 
 
-_ELLIPTIC = re.compile(r"\s*(?:not|never)\b", re.IGNORECASE)
-
-
-def strict_exact_negation(claim: str, passages: Sequence[ClaimEvidence]) -> bool:
-    """The strict exact negation (docs/policy.md): the reference rule of docs/decision.md §4.5 over
-    the strict reading of the passages (:func:`view`), strict negation scope and stems (numbers and
-    every Unicode word count, so "Port 8443 is not open." does not negate "Port 8080 is open.";
-    "does not work on" negates "runs on"). A claim's subject may stand in the conjunct before the
-    negated one ("Alice joined in 2020 and does not use Jira")."""
-    if is_negated(claim):
-        return False
-    modes = claim_modes(claim)
-    claim_tokens = strict_tokens(claim)
-    claim_stems = stems(claim)
-    if len(claim_stems) < 2:
-        return False
-    for passage in passages:
-        if not is_compatible(_provenance(passage), modes):
-            return False
-        if not modes_compatible(strict_modes(view(passage.text), claim_tokens), modes):
-            return False
-    subject = next((found for word in normalise(claim).split() if (found := stems(word))), frozenset())
-    for passage in passages:
-        for clause in polarity_clauses(view(passage.text)):
-            if not clause.negated:
-                continue
-            found = stems(clause.text)
-            if found == claim_stems if len(claim_stems) == 2 else claim_stems <= found:
-                return True
-            missing = claim_stems - found
-            lead = stems(clause.lead)
-            if len(claim_stems) >= 3 and missing == subject and missing <= lead:
-                return True
-            if _ELLIPTIC.match(clause.text) and found & claim_stems and missing <= lead:
-                return True  # "Tests pass on Linux but not on Windows" negates "Tests pass on Windows"
-    return False
-
-
 class _Rules:
     """The per-claim facts every rule reads, computed once."""
 
@@ -225,6 +196,8 @@ class _Rules:
         #: What the claim asserts: its values are compared; a negated claim's denied values
         #: ("not released in 1999") are not (docs/policy.md, "Scope").
         self.asserted = " ".join(clause.text for clause in polarity_clauses(claim) if not clause.negated)
+        self._values: dict[tuple[int, ...], dict[str, frozenset[str]]] = {}
+        self.claim_values = strict_values(self.asserted)
 
     def passages(self, group: tuple[int, ...]) -> list[ClaimEvidence]:
         return [self.evidence[index] for index in group]
@@ -253,55 +226,121 @@ class _Rules:
             for passage in self.passages(group)
         )
 
-    def value_conflict(self, group: tuple[int, ...]) -> bool:
-        joined = self.joined(group)
-        return values_conflict(self.asserted, joined, ignore_numbers=self.total and not has_total_cue(joined))
+    def values(self, group: tuple[int, ...]) -> dict[str, frozenset[str]]:
+        """:func:`strict_values` of the group's joined passages, read once per verification."""
+        if group not in self._values:
+            self._values[group] = strict_values(self.joined(group))
+        return self._values[group]
 
-    def framing_dropped(self, support: Support) -> bool:
-        for passage, numbers in zip(self.passages(support.group), support.segments):
-            for number, segment in enumerate(split_segments(passage.text), start=1):
-                if number not in numbers and is_framing_line(segment):
-                    return True
-        return False
+    def value_conflict(self, group: tuple[int, ...]) -> bool:
+        if not self.claim_values:
+            return False  # nothing to compare: the passages' values are not read
+        ignore, joined = self.total and not has_total_cue(self.joined(group)), self.joined(group)
+        return values_conflict(self.asserted, joined, ignore_numbers=ignore, passage_values=self.values(group))
+
+    def framing_dropped(self, found: Sequence[Sentence]) -> Optional[tuple[int, str]]:
+        """A framing sentence the recheck dropped that governs a support sentence: a line ending in
+        ":" (or pointing at what follows) that introduces it, or a sentence next to it that points
+        at it ("… I'm not sure about this."). The support sentence and the frame."""
+        targets = set(support_targets(stems(self.claim), found))
+        for index, sentence in enumerate(found):
+            if sentence.kept or not is_framing_line(sentence.text):
+                continue
+            if index + 1 in targets and points_forward(found, index, index + 1):
+                return index + 1, sentence.text
+            if index - 1 in targets and points_back(found, index, index - 1, self.modes):
+                return index - 1, sentence.text
+            # A header over the next line, or over the list that follows it.
+            other = index + 1
+            while other < len(found) and introduces(found, index, other):
+                if other in targets:
+                    return other, sentence.text
+                other += 1
+        return None
+
+    def support_sentence(self, found: Sequence[Sentence]) -> str:
+        """The sentence a support rests on: the kept sentence with the most claim stems."""
+        kept, claim_stems = [sentence for sentence in found if sentence.kept] or list(found), stems(self.claim)
+        return max(kept, key=lambda sentence: len(sentence.words & claim_stems)).text if kept else ""
 
     # ---------------------------------------------------------------- supports
 
-    def support_veto(self, support: Support, dropped: Sequence[Dropped]) -> Optional[str]:
-        problem = self.validity(support.group, lifecycle=True)
-        if problem:
-            return problem
+    def support_veto(self, support: Support, dropped: Sequence[Dropped]) -> Optional[Finding]:
+        """The first support veto that fires (docs/policy.md, "Support vetoes"), with the support
+        sentence and the trigger."""
         passages = self.passages(support.group)
         kept = support.segments if support.localized else None
-        if not all(
-            is_compatible(_provenance(passage), self.modes) for index, passage in enumerate(passages) if not kept or kept[index]
-        ):
-            return "strict_speech_act"
         found = sentences(self.texts(support.group), kept)
+        carrier = self.support_sentence(found)
+        problem = self.validity(support.group, lifecycle=True)
+        if problem:
+            return Finding(problem, carrier, self.validity_trigger(support.group, problem))
+        for index, passage in enumerate(passages):
+            if (not kept or kept[index]) and not is_compatible(_provenance(passage), self.modes):
+                provenance = _provenance(passage)
+                return Finding(SPEECH_ACT, carrier, f"epistemic_type={provenance.epistemic_type}, "
+                               f"lifecycle_state={provenance.lifecycle_state}")  # fmt: skip
         speech = speech_act_problem(self.claim, self.modes, found)
-        if speech == SPEECH_ACT or self.asked_elsewhere(support, found):
-            return SPEECH_ACT
-        if negated_claim_unsupported(self.claim, found) if self.negated else negation_problem(self.claim, found):
-            return "strict_negation"
-        if speech == DROPPED or (support.localized and self.framing_dropped(support)):
-            return "framing_dropped"
+        if speech is not None and speech.rule == SPEECH_ACT:
+            return speech
+        elsewhere = self.asked_elsewhere(support, found)
+        if elsewhere is not None:
+            return Finding(SPEECH_ACT, carrier, elsewhere)
+        if self.negated:
+            if negated_claim_unsupported(self.claim, found):
+                negated = [clause.text.strip() for clause in polarity_clauses(self.claim) if clause.negated]
+                return Finding("strict_negation", carrier, "; ".join(negated) or self.claim)
+        else:
+            negation = negation_problem(self.claim, found)
+            if negation is not None:
+                return negation
+        if speech is not None:
+            return speech
+        frame = self.framing_dropped(found) if support.localized else None
+        if frame is not None:
+            return Finding("framing_dropped", found[frame[0]].text, frame[1])
         if self.value_conflict(support.group):
-            return "value_mismatch"
-        if any(self.real_contradiction(item, support) for item in dropped):
-            return "dropped_contradiction"
+            return Finding("value_mismatch", carrier, self.value_trigger(support.group))
+        for item in dropped:
+            if self.real_contradiction(item, support):
+                others = ", ".join(self.evidence[index].reference for index in item.group if index not in support.group)
+                return Finding("dropped_contradiction", carrier, f"contradiction {item.probability:.3f} from {others}")
         return None
 
-    def asked_elsewhere(self, support: Support, found: Sequence[Sentence]) -> bool:
+    def validity_trigger(self, group: tuple[int, ...], problem: str) -> str:
+        for passage in self.passages(group):
+            if problem == "contested_lifecycle" and passage.lifecycle_state == LifecycleState.CONTESTED:
+                return f"{passage.reference}: lifecycle_state=contested"
+            if problem == "expired" and passage.valid_to is not None:
+                return f"{passage.reference}: valid_to={passage.valid_to.isoformat()}"
+            if problem == "not_yet_valid" and passage.valid_from is not None:
+                return f"{passage.reference}: valid_from={passage.valid_from.isoformat()}"
+        return problem
+
+    def value_trigger(self, group: tuple[int, ...]) -> str:
+        claim_values = strict_values(self.asserted)
+        passage_values = self.values(group)
+        kinds = [kind for kind in claim_values if kind in passage_values and claim_values[kind] != passage_values[kind]]
+        return "; ".join(
+            f"{kind}: claim {', '.join(sorted(claim_values[kind]))}, passage {', '.join(sorted(passage_values[kind])[:8])}"
+            for kind in kinds
+        ) or "values differ"
+
+    def asked_elsewhere(self, support: Support, found: Sequence[Sentence]) -> Optional[str]:
         """A support that names nothing of the claim, while another passage holds the claim's
         content only as a question, a hedge or an unapproved document ("Ravi asked whether the
-        backup ran on Friday." beside "Checking now."): the support stands on the model alone."""
+        backup ran on Friday." beside "Checking now."): the support stands on the model alone.
+        The other passage's trigger and sentence."""
         claim_stems = stems(self.claim)
         if not claim_stems or any(sentence.words & claim_stems for sentence in found):
-            return False
-        return any(
-            speech_act_problem(self.claim, self.modes, sentences([passage.text])) == SPEECH_ACT
-            for index, passage in enumerate(self.evidence)
-            if index not in support.group
-        )
+            return None
+        for index, passage in enumerate(self.evidence):
+            if index in support.group:
+                continue
+            problem = speech_act_problem(self.claim, self.modes, sentences([passage.text]))
+            if problem is not None and problem.rule == SPEECH_ACT:
+                return f"{passage.reference}: {problem.trigger} ({problem.sentence})"
+        return None
 
     def real_contradiction(self, item: Dropped, support: Support) -> bool:
         """A dropped model contradiction from valid passages outside the support that keep the
@@ -328,7 +367,7 @@ class _Rules:
         views = [PassageView(p.text, _provenance(p)) for p in passages]
         if self.negated and negation_unrelated(self.claim, self.texts(refutation.group)):
             return "negation_scope"
-        if has_negation_or_correction_cue(self.claim):
+        if has_negation_or_correction_cue(self.claim) and not double_negation_only(self.claim):
             return None
         if exact_negation(self.claim, views) and not reference_values_conflict(self.claim, self.joined(refutation.group)):
             return None if strict_negation or claim_cue(self.claim) else "negation_scope"
@@ -337,6 +376,8 @@ class _Rules:
             return None
         if has_correction_cue(self.joined(refutation.group)):
             return None
+        if has_negation_or_correction_cue(self.claim):
+            return "negation_scope"  # the claim's only negation is a double one ("never fails to")
         if self.total:
             return "aggregate_total"
         claim_values = reference_values(self.claim)
@@ -344,6 +385,24 @@ class _Rules:
         if all(values <= passage_values.get(kind, values) for kind, values in claim_values.items()):
             return "value_superset"
         return "value_format"
+
+    def refutation_evidence(self, group: tuple[int, ...], rule: str, probability: float) -> tuple[str, str]:
+        """The sentence a refutation rests on (the one with the most claim stems) and the trigger
+        of ``rule`` (docs/policy.md, "Refutation rules")."""
+        found = sentences(self.texts(group))
+        sentence = self.support_sentence(found)
+        if rule in ("expired", "not_yet_valid"):
+            return sentence, self.validity_trigger(group, rule)
+        if rule == "strict_speech_act":
+            return sentence, mode_cue(view(self.joined(group)), self.modes)
+        if rule in ("value_superset", "value_format", "aggregate_total"):
+            return sentence, self.value_trigger(group)
+        negated = [c.text.strip() for s in found for c in polarity_clauses(s.text) if c.negated]
+        if rule == "negation_scope":
+            return sentence, negated[0] if negated else "no strict exact negation"
+        return sentence, f"model contradiction {probability:.3f}; " + (
+            self.value_trigger(group) if self.value_conflict(group) else negated[0] if negated else "claim cue"
+        )
 
     def corroborated(self, item: Dropped) -> bool:
         """A dropped model contradiction that a strict rule corroborates (so it may refute)."""
@@ -401,17 +460,23 @@ def decide(
     outcome = Outcome()
     kept: list[Support] = []
     for support in supports:
-        rule = rules.support_veto(support, dropped) if entailment else None
-        if rule is None:
+        finding = rules.support_veto(support, dropped) if entailment else None
+        if finding is None:
             kept.append(support)
         else:
-            outcome.rulings.append(Ruling("vetoed_support", rule, support.group, support.localized))
+            outcome.rulings.append(
+                Ruling("vetoed_support", finding.rule, support.group, support.localized, finding.sentence, finding.trigger)
+            )
     if entailment and kept:
         flags = _truncated(truncated, [(support.premise, claim) for support in kept])
         survivors = []
         for support, flag in zip(kept, flags):
             if flag and truncation_matters(claim, rules.modes, support.premise):
-                outcome.rulings.append(Ruling("vetoed_support", "truncated_pair", support.group, support.localized))
+                sentence = rules.support_sentence(sentences([support.premise]))
+                outcome.rulings.append(
+                    Ruling("vetoed_support", "truncated_pair", support.group, support.localized, sentence,
+                           "the scorer reports the pair cut to the model's maximum length")
+                )  # fmt: skip
             else:
                 survivors.append(support)
         kept = survivors
@@ -425,9 +490,11 @@ def decide(
         if rule is None:
             outcome.refutations.append(refuting)
         else:
-            outcome.rulings.append(Ruling("vetoed_refutation", rule, refuting.group))
+            sentence, trigger = rules.refutation_evidence(refuting.group, rule, refuting.probability)
+            outcome.rulings.append(Ruling("vetoed_refutation", rule, refuting.group, False, sentence, trigger))
     for item in dropped:
         if rules.corroborated(item):
             outcome.refutations.append(Refutation(item.group, item.probability, explicit=False))
-            outcome.rulings.append(Ruling("added_refutation", "strict_corroboration", item.group))
+            sentence, trigger = rules.refutation_evidence(item.group, "strict_corroboration", item.probability)
+            outcome.rulings.append(Ruling("added_refutation", "strict_corroboration", item.group, False, sentence, trigger))
     return outcome

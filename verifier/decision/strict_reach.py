@@ -12,21 +12,27 @@ import math
 import re
 from typing import Sequence
 
+from ..types import ClaimEvidence
+from .guards import Provenance, is_compatible
+from .strict_frames import has_correction_cue
 from .strict_scope import claim_subject, sentences
 from .strict_text import (
     QUESTION,
-    has_correction_cue,
+    claim_modes,
     is_negated,
     modes_compatible,
+    normalise,
     opens_question,
     polarity_clauses,
     stems,
+    strict_modes,
+    strict_tokens,
     strict_values,
     unit_modes,
     view,
 )
 
-__all__ = ["conflict_carrier", "truncation_matters", "SEEN_WORDS", "LONG_CLAIM_WORDS"]
+__all__ = ["conflict_carrier", "strict_exact_negation", "truncation_matters", "SEEN_WORDS", "LONG_CLAIM_WORDS"]
 
 _I = re.IGNORECASE
 
@@ -110,3 +116,41 @@ def truncation_matters(claim: str, modes: frozenset[str], premise: str) -> bool:
         if any(kind in values for kind in claim_values):
             return True
     return best == 0 or best_end > seen
+
+
+_ELLIPTIC = re.compile(r"\s*(?:not|never)\b", re.IGNORECASE)
+
+
+def strict_exact_negation(claim: str, passages: Sequence[ClaimEvidence]) -> bool:
+    """The strict exact negation (docs/policy.md): the reference rule of docs/decision.md §4.5 over
+    the strict reading of the passages (:func:`view`), strict negation scope and stems (numbers and
+    every Unicode word count, so "Port 8443 is not open." does not negate "Port 8080 is open.";
+    "does not work on" negates "runs on"). A claim's subject may stand in the conjunct before the
+    negated one ("Alice joined in 2020 and does not use Jira")."""
+    if is_negated(claim):
+        return False
+    modes = claim_modes(claim)
+    claim_tokens = strict_tokens(claim)
+    claim_stems = stems(claim)
+    if len(claim_stems) < 2:
+        return False
+    for passage in passages:
+        if not is_compatible(Provenance(passage.epistemic_type, passage.lifecycle_state), modes):
+            return False
+        if not modes_compatible(strict_modes(view(passage.text), claim_tokens), modes):
+            return False
+    subject = next((found for word in normalise(claim).split() if (found := stems(word))), frozenset())
+    for passage in passages:
+        for clause in polarity_clauses(view(passage.text)):
+            if not clause.negated:
+                continue
+            found = stems(clause.text)
+            if found == claim_stems if len(claim_stems) == 2 else claim_stems <= found:
+                return True
+            missing = claim_stems - found
+            lead = stems(clause.lead)
+            if len(claim_stems) >= 3 and missing == subject and missing <= lead:
+                return True
+            if _ELLIPTIC.match(clause.text) and found & claim_stems and missing <= lead:
+                return True  # "Tests pass on Linux but not on Windows" negates "Tests pass on Windows"
+    return False

@@ -12,6 +12,7 @@ minus sign U+2212 becomes ``-``. Values live in :mod:`verifier.decision.strict_v
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import NamedTuple
@@ -38,11 +39,10 @@ __all__ = [
     "is_negated",
     "SCOPE_BOUNDARY",
     "claim_cue",
+    "double_negation_only",
     "strict_values",
     "values_conflict",
     "has_total_cue",
-    "has_correction_cue",
-    "is_framing_line",
     "ATTRIBUTION",
     "ATTITUDE",
     "PAST",
@@ -65,6 +65,8 @@ _TRANSLATE = str.maketrans(
 
 def normalise(text: str) -> str:
     """NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports")."""
+    if text.isascii():
+        return text  # NFKC and the table leave ASCII as it is (the common case, and fast)
     return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
 
 
@@ -136,23 +138,31 @@ def strict_tokens(text: str) -> frozenset[str]:
     """Content tokens (docs/policy.md): like the reference's, but over every Unicode word and number
     (numbers canonical: ``1,000`` = ``1000``, ``3.0`` = ``3``), with contractions read as their
     auxiliary and negation words left out."""
-    tokens: set[str] = set()
-    for word in _TOKEN.findall(normalise(text)):
-        folded = word.casefold().rstrip("'")
-        if folded.endswith("'s"):
-            folded = folded[:-2]
-        if folded[0].isdigit():
-            tokens.add(canonical_number(folded) if re.fullmatch(r"\d[\d,]*(?:\.\d+)?", folded) else folded)
-            continue
-        if folded.endswith("n't"):
-            folded = {"can't": "can", "won't": "will"}.get(folded, folded[:-3])
-        folded = _CONTRACTIONS.get(folded, folded)
-        if folded in _GENERIC or folded in _NEGATION_WORDS:
-            continue
-        tokens.add(singular(folded))
-    return frozenset(tokens)
+    found = {_token(word) for word in _TOKEN.findall(normalise(text))}
+    found.discard("")
+    return frozenset(found)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _token(word: str) -> str:
+    """One word's content token ("" for none); cached per word: words repeat in any text, and
+    this keeps the strict policy's reading of a long passage linear and cheap (docs/performance.md)."""
+    folded = word.casefold().rstrip("'")
+    if folded.endswith("'s"):
+        folded = folded[:-2]
+    if not folded:
+        return ""
+    if folded[0].isdigit():
+        return canonical_number(folded) if re.fullmatch(r"\d[\d,]*(?:\.\d+)?", folded) else folded
+    if folded.endswith("n't"):
+        folded = {"can't": "can", "won't": "will"}.get(folded, folded[:-3])
+    folded = _CONTRACTIONS.get(folded, folded)
+    if folded in _GENERIC or folded in _NEGATION_WORDS:
+        return ""
+    return singular(folded)
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     if word in _IRREGULAR:
         return _IRREGULAR[word]
@@ -173,7 +183,16 @@ def stems(text: str) -> frozenset[str]:
     """Strict content tokens, crudely stemmed (``shipped`` = ``ships`` = ``ship``, ``led`` = ``lead``),
     near-synonym verbs merged (``works`` = ``runs``) and pronouns and fillers left out: the words
     the scoping rules compare (docs/policy.md, "Normalisation and self-reports")."""
-    return frozenset(_stem(token) for token in strict_tokens(text) if token not in _STOP)
+    found = {_word_stem(word) for word in _TOKEN.findall(normalise(text))}
+    found.discard("")
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_stem(word: str) -> str:
+    """One word's stem ("" for none): :func:`_token`, then :func:`_stem` unless a filler."""
+    token = _token(word)
+    return "" if not token or token in _STOP else _stem(token)
 
 
 # ---------------------------------------------------------------- clauses and negation scope
@@ -209,6 +228,19 @@ _NEGATIVE_PREDICATE = re.compile(
 )
 
 
+#: A double negation that may span a comma ("never fails to", "has never, in forty years, failed
+#: to", "did not forget to"): it asserts, so it is read as its positive (docs/policy.md).
+_DOUBLE_NEGATION = re.compile(
+    r"\b(?:never|not|\w+n't|cannot)\b([^.;!?\n]{0,60}?)\b(?:fail(?:s|ed|ing)?|forg(?:et|ets|ot|otten|etting)|"
+    r"neglect(?:s|ed|ing)?|ceas(?:e|es|ed|ing))\s+to\b",
+    _I,
+)
+
+
+def _positive_double_negation(text: str) -> str:
+    return _DOUBLE_NEGATION.sub(lambda match: "always" + match.group(1), text)
+
+
 _ELLIPSIS = re.compile(r"\s*(?:not|never)\b(?!\s+(?:only|just)\b)", _I)
 
 
@@ -238,7 +270,7 @@ def polarity_clauses(text: str) -> list[Clause]:
     before an auxiliary or a negation; "not only" and "with no" are not negations; two negations
     in one clause cancel, and so do a negation and a negative predicate ("never fails to").
     """
-    text = _RELATIVE_NEGATION.sub(" ", _QUOTED.sub(" ", normalise(text)))
+    text = _RELATIVE_NEGATION.sub(" ", _QUOTED.sub(" ", _positive_double_negation(normalise(text))))
     clauses: list[Clause] = []
     start, lead = 0, ""
     previous = ""
@@ -293,8 +325,15 @@ _CLAIM_CUE = re.compile(
 def claim_cue(claim: str) -> bool:
     """The strict negation or correction cue of a claim: the reference's cues read after
     :func:`normalise`, plus every strict negation cue (docs/policy.md)."""
-    text = normalise(claim)
+    text = _positive_double_negation(normalise(claim))
     return bool(_CLAIM_CUE.search(text) or _NEGATION_CUE.search(text))
+
+
+def double_negation_only(claim: str) -> bool:
+    """Whether every negation of ``claim`` is part of a double negation ("never fails to"): the
+    claim asserts, and the reference's negation cue in it is no negation (docs/policy.md)."""
+    text = normalise(claim)
+    return text != _positive_double_negation(text) and not _NEGATION_CUE.search(_positive_double_negation(text))
 
 
 # ---------------------------------------------------------------- speech acts
@@ -375,7 +414,7 @@ def _attitudes(piece: str) -> set[str]:
     return holders
 
 
-def _extra_modes(text: str, claim_tokens: frozenset[str] | None) -> set[str]:
+def _extra_modes(text: str, claim_tokens: frozenset[str] | None, questions: bool = True) -> set[str]:
     """The strict policy's extra modes of ``text``: hedges (as uncertainty), attribution, attitudes
     with their holder, past state, questions without "?". With ``claim_tokens``, only clauses (and,
     for questions, lines and sentences) sharing a content token with the claim count: an unrelated
@@ -383,7 +422,7 @@ def _extra_modes(text: str, claim_tokens: frozenset[str] | None) -> set[str]:
     modes: set[str] = set()
     for line in text.splitlines():
         for sentence in re.split(r"(?<=[.!?])\s+", line):
-            if _QUESTION_START.search(sentence) and (claim_tokens is None or strict_tokens(sentence) & claim_tokens):
+            if questions and _QUESTION_START.search(sentence) and (claim_tokens is None or strict_tokens(sentence) & claim_tokens):
                 modes.add(QUESTION)
         for piece in [line] if claim_tokens is None else SCOPE_BOUNDARY.split(line):
             if claim_tokens is not None and not strict_tokens(piece) & claim_tokens:
@@ -430,11 +469,12 @@ def claim_modes(claim: str) -> frozenset[str]:
     return modes | ({PAST} if is_past_claim(claim) else frozenset())
 
 
-def unit_modes(text: str) -> frozenset[str]:
+def unit_modes(text: str, *, questions: bool = True) -> frozenset[str]:
     """The modes of one clause, unscoped: the reference modes of the normalised text plus every
-    extra mode in it (the speech-act scoping of docs/policy.md reads clauses one by one)."""
+    extra mode in it (the speech-act scoping of docs/policy.md reads clauses one by one).
+    ``questions=False`` leaves out the question put without "?" (it is read from the sentence)."""
     normal = normalise(text)
-    return speech_act_modes(normal) | frozenset(_extra_modes(normal, None))
+    return speech_act_modes(normal) | frozenset(_extra_modes(normal, None, questions))
 
 
 def opens_question(sentence: str) -> bool:
@@ -454,24 +494,3 @@ def modes_compatible(passage_modes: frozenset[str], modes: frozenset[str]) -> bo
     claim that is itself uncertain."""
     speaker = f"{ATTITUDE}:{SPEAKER}"
     return all(mode in modes or (mode == speaker and UNCERTAINTY in modes) for mode in passage_modes)
-
-
-_CORRECTION = re.compile(
-    r"\b(?:moved|moves|changed|changes|rescheduled|postponed|delayed|pushed|instead|rather\s+than|replaced|"
-    r"switched|corrected|actually|no\s+longer|not|never|now)\b|\bfrom\b[^.;]*\bto\b",
-    _I,
-)
-
-
-def has_correction_cue(text: str) -> bool:
-    """Whether a passage corrects or replaces a value (moved, changed, from … to, instead, not…)."""
-    return bool(_CORRECTION.search(normalise(text)))
-
-
-_DEMONSTRATIVE = re.compile(r"\b(?:this|these|those|the\s+following|following|below|above)\b", _I)
-
-
-def is_framing_line(segment: str) -> bool:
-    """A segment that frames others: it ends with ``:`` or points at them (this, these, below…)."""
-    text = normalise(segment).strip()
-    return text.endswith(":") or bool(_DEMONSTRATIVE.search(text))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Optional
 import unicodedata
 from decimal import Decimal, InvalidOperation
 
@@ -303,14 +304,18 @@ def _among(value: str, values: frozenset[str], loose: tuple[float, float] = _EXA
     )
 
 
-def values_conflict(claim: str, passages_text: str, *, ignore_numbers: bool = False) -> bool:
+def values_conflict(
+    claim: str, passages_text: str, *, ignore_numbers: bool = False, passage_values: Optional[dict[str, frozenset[str]]] = None
+) -> bool:
     """Some kind has values in both, and a value of the claim is not among the passages'
     (a superset in the passages is no conflict). Quantities compare within their family, in
     base units: ``2 hours`` against ``120 minutes`` is no conflict, against ``2 GB`` no comparison.
     A claim's loose number matches what it allows: "over 20,000 km" 21,196 km, "$50 million"
-    $50.3 million (:func:`_bounds`)."""
+    $50.3 million (:func:`_bounds`). ``passage_values``: :func:`strict_values` of
+    ``passages_text``, when the caller has them already."""
     claim_values, bounds = _scan(claim)
-    passage_values = strict_values(passages_text)
+    if passage_values is None:
+        passage_values = strict_values(passages_text)
     for kind, values in claim_values.items():
         if ignore_numbers and (kind == "number" or kind.startswith("quantity:")):
             continue

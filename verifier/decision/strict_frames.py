@@ -1,0 +1,306 @@
+"""Sentences, the sentence a support rests on, and the frames that govern it (docs/policy.md,
+"Scope: which trigger governs the support sentence").
+
+A strict support veto names its evidence: the **support sentence** (the sentence of the group that
+holds the most claim stems) and the **trigger**. A trigger counts only when it governs the support
+sentence: it lies in the sentence's own clauses, or it is a frame that introduces it — a status
+heading or label line above it, status sentences that open its passage, a header line ending in a
+colon above it (or above the list it belongs to), or the attribution of a quote it belongs to. A
+negation, reporting verb or status word elsewhere in a long passage is not a trigger.
+
+Pure functions of text, never used by the reference policies; every pattern is compiled once and
+has no nested quantifiers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Optional, Sequence
+
+from .guards import _MODE_PATTERNS as REFERENCE_MODE_PATTERNS
+from .guards import UNCERTAINTY, split_segments
+from .strict_text import _ATTITUDE, _ATTRIBUTION, _HEDGE, _MODAL_MAY, _PAST, _QUESTION_START
+from .strict_text import ATTITUDE, ATTRIBUTION, PAST, QUESTION, is_negated, modes_compatible, normalise, opens_question
+from .strict_text import stems, unit_modes, view
+
+__all__ = [
+    "Sentence",
+    "Finding",
+    "Marks",
+    "sentences",
+    "support_targets",
+    "frame_marks",
+    "is_label",
+    "introduces",
+    "points_back",
+    "points_forward",
+    "mode_cue",
+    "has_correction_cue",
+    "is_framing_line",
+]
+
+_I = re.IGNORECASE
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_LINES = re.compile(r"(?:\r?\n)+")
+#: Marked spans by sentence index: (start, end, the trigger's text).
+Marks = dict[int, list[tuple[int, int, str]]]
+
+
+class Sentence(NamedTuple):
+    """One sentence of a group's passages, as the strict rules read it (:func:`view`)."""
+
+    passage: int
+    segment: int
+    text: str
+    kept: bool
+    #: :func:`stems` of ``text``, computed once.
+    words: frozenset[str] = frozenset()
+    #: The line of its passage it lies on (lines end at a run of line feeds, as segments do).
+    line: int = 0
+    #: Its line is a list item (opens with "-", "*", "•" or "1.").
+    item: bool = False
+
+
+class Finding(NamedTuple):
+    """A rule that fired, the support sentence it fired on, and the trigger's text."""
+
+    rule: str
+    sentence: str
+    trigger: str
+
+
+def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = None) -> list[Sentence]:
+    """The sentences of a group's passages in order; ``kept`` (a recheck's segment numbers per
+    passage) marks the sentences of the segments the recheck dropped. Segments are numbered as
+    :func:`split_segments` numbers them (a line break always ends a segment)."""
+    found = []
+    for index, text in enumerate(texts):
+        number = 0
+        for line_number, line in enumerate(_LINES.split(text)):
+            item = bool(_LIST_ITEM.match(line))
+            for segment in split_segments(line):
+                number += 1
+                keep = kept is None or number in kept[index]
+                for sentence in _SENTENCE_END.split(view(segment)):
+                    if sentence.strip():
+                        found.append(Sentence(index, number, sentence, keep, stems(sentence), line_number, item))
+    return found
+
+
+def support_targets(claim_stems: frozenset[str], found: Sequence[Sentence]) -> list[int]:
+    """The support sentences: those holding the most claim stems (none when no sentence holds one)."""
+    counts = [len(sentence.words & claim_stems) for sentence in found]
+    best = max(counts, default=0)
+    return [index for index, count in enumerate(counts) if best and count == best]
+
+
+# ---------------------------------------------------------------- labels and headers
+
+#: Words that give a document's status ("Draft", "Unapproved", "Not approved by Finance").
+_STATUS = re.compile(
+    r"\b(?:draft|proposal|proposed|unapproved|unsigned|unconfirmed|unverified|provisional|tentative|"
+    r"preliminary|embargoed|rfc|wip|work\s+in\s+progress|for\s+(?:internal\s+)?review|pending|awaiting|"
+    r"rumou?rs?|not\s+(?:yet\s+)?(?:approved|final|confirmed|signed(?:\s+off)?|adopted|agreed))\b",
+    _I,
+)
+#: A finite verb or auxiliary: a label has none ("Draft proposal from J."), a statement has one.
+_FINITE = re.compile(
+    r"\b(?:is|are|was|were|am|be|been|has|have|had|will|would|shall|can|could|did|does|do|sets?|says?|"
+    r"shows?|puts?|runs?|makes?|gives?|opens?|starts?|begins?|\w+ed)\b",
+    _I,
+)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6]|\d{1,3}[.)])\s+")
+_LABEL_WORDS = 12
+
+
+def is_label(text: str) -> Optional[str]:
+    """The status word of a label sentence ("Draft proposal from J.", "Not approved by Finance.",
+    "DRAFT - for internal review only", "Unapproved draft for the press release:"): a short
+    sentence with a status word and no finite verb. ``None`` for anything else ("A proposed dam
+    was rejected in 1970." is a statement)."""
+    body = text.strip().rstrip(":").strip()
+    match = _STATUS.search(body)
+    # The status words themselves ("Not approved", "Unconfirmed") are no verb of a statement.
+    if not match or len(body.split()) > _LABEL_WORDS or _FINITE.search(_STATUS.sub(" ", body)):
+        return None
+    return match.group(0)
+
+
+def _whole_line(found: Sequence[Sentence], index: int) -> bool:
+    sentence = found[index]
+    alone_before = index == 0 or (found[index - 1].passage, found[index - 1].line) != (sentence.passage, sentence.line)
+    return alone_before and _ends_line(found, index)
+
+
+def introduces(found: Sequence[Sentence], frame: int, target: int) -> bool:
+    """Whether sentence ``frame`` is a line that introduces ``target``: it ends its line, and
+    ``target`` is on the next line, or on a list item of the list that follows it."""
+    head, body = found[frame], found[target]
+    if head.passage != body.passage or body.line <= head.line or not _ends_line(found, frame):
+        return False
+    return body.line == head.line + 1 or all(found[i].item for i in range(frame + 1, target + 1))
+
+
+_DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those|above)\b", _I)
+
+
+_DENIAL = re.compile(r"\b(?:true|correct|right|accurate|the\s+case|confirmed)\b", _I)
+
+
+def points_back(found: Sequence[Sentence], index: int, target: int, modes: frozenset[str]) -> bool:
+    """Whether sentence ``index``, right after ``target`` in its passage, doubts or denies it as a
+    whole: it points back (this, that, these, those, above), names nothing of its own — no content
+    stem of the target and no name — and has a mode the claim lacks or denies it ("I'm not sure
+    about this.", "This isn't true."; not "The river is not navigable above Dunmore.", not "This
+    was not widely known.")."""
+    sentence = found[index]
+    if index != target + 1 or sentence.passage != found[target].passage or not _DEMONSTRATIVE.search(sentence.text):
+        return False
+    names = [word for word in sentence.text.split()[1:] if word[:1].isupper() and word != "I"]
+    if names or sentence.words & found[target].words:
+        return False
+    doubts = not modes_compatible(unit_modes(sentence.text), modes)
+    return doubts or (is_negated(sentence.text) and bool(_DENIAL.search(sentence.text)))
+
+
+_FORWARD = re.compile(r":\s*$|\b(?:the\s+following|as\s+follows)\b", _I)
+
+
+def points_forward(found: Sequence[Sentence], index: int, target: int) -> bool:
+    """Whether sentence ``index``, right before ``target`` in its passage, introduces it: it ends
+    in ":" or announces what follows ("the following", "as follows")."""
+    sentence = found[index]
+    return index == target - 1 and sentence.passage == found[target].passage and bool(_FORWARD.search(sentence.text))
+
+
+def _ends_line(found: Sequence[Sentence], index: int) -> bool:
+    return index + 1 >= len(found) or found[index + 1].passage != found[index].passage or found[index + 1].line != found[index].line
+
+
+def _frame_trigger(sentence: Sentence, modes: frozenset[str], approval: bool) -> Optional[str]:
+    """What makes a header line (ending in ":") a frame: a status word, a negation, a question, or
+    a mode the claim does not have ("Rumours we could not confirm:", "Things Omar claimed:")."""
+    label = _STATUS.search(sentence.text) if approval else None
+    if label:
+        return label.group(0)
+    if is_negated(sentence.text) or opens_question(sentence.text):
+        return sentence.text.strip()
+    if not modes_compatible(unit_modes(sentence.text), modes):
+        return sentence.text.strip()
+    return None
+
+
+_QUOTE_FRAME = re.compile(
+    r"\b(?:said|says|stated|told\s+\w+|claimed|argued|insisted|alleged|wrote|writes|posted|read|reads)\s*[,:]?\s*\"", _I
+)
+
+
+def frame_marks(
+    found: Sequence[Sentence], modes: frozenset[str], claim_stems: frozenset[str], *, attribution: bool, approval: bool
+) -> Marks:
+    """The sentences holding claim stems that a frame introduces, marked whole, with the frame's trigger:
+
+    - the label sentences that open a passage ("Draft proposal from J. Not approved by Finance.")
+      frame the rest of the passage;
+    - a label that is a line of its own ("DRAFT - for internal review only", "Unapproved draft
+      for the press release:") frames the lines after it;
+    - a header line ending in ":" with a status word, a negation, a question or a mode the claim
+      lacks frames the line after it, or the list that follows it;
+    Labels and status words count only with ``approval`` (the claim is not itself about a draft,
+    a proposal or an approval);
+    - with ``attribution`` (the claim has no attribution, uncertainty or attitude), a quote opened
+      after "Omar said:" frames the sentences up to its closing quote.
+    """
+    marks: Marks = {}
+
+    def mark(index: int, trigger: str) -> None:
+        if found[index].words & claim_stems:  # only where claim content is can a mark matter
+            marks.setdefault(index, []).append((0, len(found[index].text), trigger))
+
+    # Each rule marks a sentence once: the first label of a passage already frames all that a
+    # later one would, and so does the first of several unclosed quotes (linear time).
+    opening, framed = True, -1
+    for index, sentence in enumerate(found):
+        if index and found[index - 1].passage != sentence.passage:
+            opening, framed = True, -1
+        label = is_label(sentence.text) if approval else None
+        if label and (opening or _whole_line(found, index)):
+            if framed < 0:
+                framed = index
+                for other in range(index + 1, len(found)):
+                    if found[other].passage != sentence.passage:
+                        break
+                    mark(other, label)
+            continue
+        opening = False
+        # A header the recheck dropped is the framing_dropped rule's (docs/policy.md).
+        if sentence.kept and sentence.text.rstrip().endswith(":") and _ends_line(found, index):
+            trigger = _frame_trigger(sentence, modes, approval)
+            other = index + 1
+            while trigger and other < len(found) and found[other].passage == sentence.passage:
+                if found[other].line != sentence.line + 1 and not (found[other].item and found[index + 1].item):
+                    break
+                mark(other, trigger)
+                other += 1
+    if attribution:
+        covered = 0
+        for index, sentence in enumerate(found):
+            match = _QUOTE_FRAME.search(sentence.text) if '"' in sentence.text else None
+            if not match or '"' in sentence.text[match.end() :]:
+                continue  # no quote, or one that closes in its own sentence
+            for other in range(max(index + 1, covered), len(found)):
+                covered = other + 1
+                if found[other].passage != sentence.passage:
+                    break
+                mark(other, match.group(0))
+                if '"' in found[other].text:
+                    break
+    return marks
+
+
+# ---------------------------------------------------------------- triggers
+
+
+def mode_cue(text: str, modes: frozenset[str]) -> str:
+    """The words of ``text`` that give it a mode the claim (``modes``) does not have ("probably",
+    "said", "Omar thinks", "used to", "Did"): the trigger a ruling names. The clause itself when
+    no single cue can be pointed at."""
+    normal = normalise(text)
+    bad = unit_modes(normal) - modes
+    candidates = [pattern for mode, pattern in REFERENCE_MODE_PATTERNS if mode in bad]
+    if UNCERTAINTY in bad:
+        candidates += [_HEDGE, _MODAL_MAY]
+    if ATTRIBUTION in bad:
+        candidates.append(_ATTRIBUTION)
+    if any(mode.startswith(ATTITUDE) for mode in bad):
+        candidates.append(_ATTITUDE)
+    if PAST in bad:
+        candidates.append(_PAST)
+    if QUESTION in bad or not bad:
+        candidates.append(_QUESTION_START)
+    for pattern in candidates:
+        match = pattern.search(normal)
+        if match:
+            return match.group(0).strip()
+    return normal.strip()
+
+
+_CORRECTION = re.compile(
+    r"\b(?:moved|moves|changed|changes|rescheduled|postponed|delayed|pushed|instead|rather\s+than|replaced|"
+    r"switched|corrected|actually|no\s+longer|not|never|now)\b|\bfrom\b[^.;]*\bto\b",
+    _I,
+)
+
+
+def has_correction_cue(text: str) -> bool:
+    """Whether a passage corrects or replaces a value (moved, changed, from … to, instead, not…)."""
+    return bool(_CORRECTION.search(normalise(text)))
+
+
+_FRAMING_WORDS = re.compile(r"\b(?:this|these|those|the\s+following|following|below|above)\b", _I)
+
+
+def is_framing_line(segment: str) -> bool:
+    """A segment that frames others: it ends with ``:`` or points at them (this, these, below…)."""
+    text = normalise(segment).strip()
+    return text.endswith(":") or bool(_FRAMING_WORDS.search(text))
