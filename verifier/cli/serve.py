@@ -96,11 +96,14 @@ _DECISION = ("entailment_threshold", "contradiction_threshold", "max_group_size"
 
 
 def _padding(choice: str, variant: object) -> str:
-    """``auto``: ``none`` for a dynamic-int8 variant (it quantizes activations per batch), else ``batched``."""
+    """``auto``: ``none`` for a dynamic-int8 variant (it quantizes activations per batch) or an OpenVINO
+    bf16 one (its kernels are chosen by batch shape), else ``batched``: either way a request's results are
+    bit-identical to the library's for that request alone."""
     if choice != "auto":
         return choice
     description = str(getattr(variant, "description", "")).lower()
-    return "none" if "int8" in description or "quantiz" in description else "batched"
+    openvino = getattr(variant, "runtime", "onnxruntime") == "openvino"
+    return "none" if openvino or "int8" in description or "quantiz" in description else "batched"
 
 
 def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:

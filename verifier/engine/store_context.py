@@ -13,6 +13,7 @@ import platform
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from .ov_session import OPENVINO_PROVIDER, openvino_version
 from .manifest import TOKENIZER_NAME
 from .session import effective_config_entries
 from .tokenization import TRUNCATION
@@ -78,6 +79,9 @@ def score_context(loaded: "LoadedModel", *, variant: Optional[str], padding: str
         "session_factory": f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', type(factory).__name__)}",
         "machine": platform.machine(),
         "cpu": _cpu(),
+        # an OpenVINO variant's bits are OpenVINO's: its version joins the key (absent for onnxruntime,
+        # whose keys stay what they were)
+        **({"openvino": openvino_version()} if tuple(loaded.providers) == (OPENVINO_PROVIDER,) else {}),
     }
 
 
@@ -104,12 +108,19 @@ def store_bypass_reason(loaded: "LoadedModel", *, variant: Optional[str], paddin
     call: the CPU execution provider, and either ``padding="none"`` (each pair
     alone, unpadded) or a float32 graph (``model.onnx``, or a variant the
     exporter describes as float32). A dynamic-int8 graph quantizes activations
-    per batch (docs/serving.md), so only ``padding="none"`` makes it reusable.
+    per batch (docs/serving.md), and OpenVINO's bf16 kernels are chosen by batch
+    shape, so for those only ``padding="none"`` makes them reusable.
     """
-    if tuple(loaded.providers) != ("CPUExecutionProvider",):
+    openvino = tuple(loaded.providers) == (OPENVINO_PROVIDER,)
+    if tuple(loaded.providers) != ("CPUExecutionProvider",) and not openvino:
         return f"providers {', '.join(loaded.providers)}: bit-identity across batches is measured on the CPU provider only"
     if padding == "none":
         return None
+    if openvino:  # bf16 kernels pick their blocking by batch shape: ~1e-3 moves (docs/model-directory.md)
+        return (
+            f"variant {variant!r} runs on OpenVINO, where a pair's bf16 scores can depend on the other pairs of its "
+            'padded batch; reusing them needs padding="none" (serve --padding none)'
+        )
     if variant is None:
         return None
     record = loaded.manifest.variants.get(variant)
