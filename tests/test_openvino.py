@@ -242,7 +242,9 @@ def test_the_fastest_variant_follows_the_measured_ranking_and_what_can_run(tiny_
     int8 = Manifest.model_validate_json((tiny_int8_dir / "manifest.json").read_bytes())
     both = both.model_copy(update={"variants": {**both.variants, "int8": int8.variants["int8"]}})
     amx, avx512, plain = _caps(("amx_tile", "amx_bf16", "avx512_bf16")), _caps(("avx512_bf16",)), _caps(("avx2",), bf16=False)
-    assert fastest_variant(both, amx)[0] == "bf16" and fastest_variant(both, avx512)[0] == "bf16"
+    assert fastest_variant(both, amx)[0] == "bf16" and fastest_variant(both, avx512)[0] == "int8"
+    with_ov_int8 = both.model_copy(update={"variants": {**both.variants, "ov-int8": both.variants["bf16"]}})
+    assert fastest_variant(with_ov_int8, avx512)[0] == "ov-int8" and fastest_variant(with_ov_int8, amx)[0] == "ov-int8"
     assert fastest_variant(both, plain)[0] == "int8"
     assert fastest_variant(both, _caps(("amx_bf16",), openvino=None))[0] == "int8"  # bf16 recorded, OpenVINO missing
     assert fastest_variant(int8, amx)[0] == "int8"
@@ -266,5 +268,28 @@ def test_info_says_what_this_cpu_can_run(tiny_bf16_dir: Path) -> None:
     listed = section.splitlines()[2].split(":", 1)[1].strip().split(", ")
     assert set(listed) == flags & {"amx_tile", "amx_bf16", "amx_int8", "avx512_bf16", "avx512_vnni", "avx_vnni", "avx512f", "avx2"}
     assert "  bf16: runs here" in section and "  float32 (no variant): runs here" in section
-    assert "fastest gated variant here: bf16 (" in section
+    assert "fastest gated variant here: bf16 (AVX512-BF16 without AMX" in section or "fastest gated variant here: bf16 (AMX" in section
     assert "runs on openvino at bf16; compiled for OpenVINO" in out.stdout
+
+
+def test_the_ov_int8_variant_runs_its_compiled_file_and_is_refused_elsewhere(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """NNCF int8 on OpenVINO: gated like int8, recorded without a graph to fall back to (the quantized
+    graph exists only in the compiled file), so a compiled file made elsewhere is refused, naming why."""
+    bf16_or_skip()
+    pytest.importorskip("nncf")
+    from verifier_export.variants import VariantGate, build_variants
+
+    directory = Path(shutil.copytree(tiny_model_dir, tmp_path / "m"))
+    build_variants(directory, ["ov-int8"], gates={"ov-int8": VariantGate(max_abs_logit_diff=50.0, max_prob_diff=1.0, min_argmax_agreement=0.0)})
+    manifest = json.loads((directory / "manifest.json").read_text())
+    record = manifest["variants"]["ov-int8"]
+    assert (record["file"], record["runtime"], record["source_file"]) == ("model.ov-int8.blob", "openvino", None)
+    assert manifest["files"]["model.ov-int8.blob"]["sha256"] == sha256_file(directory / "model.ov-int8.blob")
+    pairs, reference = _golden(directory)
+    probabilities = OnnxScorer(directory, variant="ov-int8").score(pairs)
+    assert np.abs(probabilities - reference).max() <= record["parity"]["max_abs_prob_diff"] + 1e-9
+    assert np.abs(probabilities - OnnxScorer(directory).score(pairs)).max() > 1e-4  # int8 really ran
+    record["compiled_for"]["openvino"] = "0.0.0-elsewhere"
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ClaimVerificationError, match=r"model.ov-int8.blob cannot be used here \(compiled for openvino 0.0.0-elsewhere"):
+        OnnxScorer(directory, variant="ov-int8").load()

@@ -4,11 +4,12 @@ The ranking is measured, not derived: per-batch times of DeBERTa-v3-base (16 x 9
 tokens, interleaved in one process) on the CPU kinds this project runs on, in
 docs/performance.md ("Which variant on which CPU"):
 
-- AMX (Intel Xeon, AMX-BF16/INT8): OpenVINO bf16 4.8x onnxruntime float32,
-  onnxruntime dynamic int8 3.0x -> ``bf16``, then ``int8``;
-- AVX512-BF16 without AMX (AMD EPYC): int8 and bf16 within ~10 % of each other
-  (both ~3x float32); bf16 has a third of int8's probability error -> ``bf16``
-  when recorded (the accuracy is worth the margin), else ``int8``;
+- AVX512-BF16 without AMX (AMD EPYC, 2026-12-03): OpenVINO NNCF int8 (``ov-int8``)
+  1.46-1.57x the bf16 variant; onnxruntime dynamic int8 1.07-1.12x bf16; bf16 2.4x
+  onnxruntime float32 -> ``ov-int8``, ``int8``, ``bf16``;
+- AMX (Intel Xeon, 2026-12-02): OpenVINO bf16 4.8x onnxruntime float32, dynamic
+  int8 3.0x -> ``bf16`` before ``int8``; ``ov-int8`` was not measured there and is
+  ranked first on the strength of AMX-INT8's twice-bf16 rate (say so when it is chosen);
 - otherwise: ``int8`` (VNNI or AVX2 integer dot products), then float32.
 
 ``optimized`` is float32 re-arranged (the same arithmetic, a faster load), so it
@@ -49,11 +50,13 @@ def fastest_variant(manifest: Manifest, capabilities: CpuCapabilities) -> tuple[
     """
     usable = {name for name, why in runnable_variants(manifest, capabilities).items() if why is None}
     if "amx_bf16" in capabilities.flags:
-        order, reason = ["bf16", "int8"], "AMX: bf16 on the tiles is fastest (4.8x float32), then dynamic int8 (3.0x)"
+        order, reason = ["ov-int8", "bf16", "int8"], (
+            "AMX: bf16 on the tiles 4.8x float32, dynamic int8 3.0x; ov-int8 (AMX-INT8) not measured on AMX"
+        )
     elif capabilities.bf16:
-        order, reason = ["bf16", "int8"], (
-            "AVX512-BF16 without AMX: bf16 and int8 run within ~10 % of each other (~3x float32); bf16 has a third "
-            "of int8's error"
+        order, reason = ["ov-int8", "int8", "bf16"], (
+            "AVX512-BF16 without AMX: ov-int8 1.5x bf16, dynamic int8 1.1x bf16, bf16 2.4x float32 "
+            "(bf16 has the smallest error of the three)"
         )
     else:
         order, reason = ["int8"], "no bf16 here: dynamic int8 is fastest (integer dot products), then float32"

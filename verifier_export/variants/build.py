@@ -104,6 +104,17 @@ def _write_bf16(source: Path, target: Path) -> None:
         handle.write(export_compiled(session))
 
 
+def _write_ov_int8(source: Path, target: Path) -> None:
+    from verifier.engine.manifest import read_manifest
+    from verifier.engine.ov_session import export_compiled
+
+    from .openvino_int8 import quantize_int8
+
+    session = quantize_int8(source, source.parent, read_manifest(source.parent))
+    with open(target, "wb") as handle:
+        handle.write(export_compiled(session))
+
+
 def _gate_session(name: str, temporary: Path) -> Optional[object]:
     """The session the gate scores ``temporary`` with: what the runtime will run (``None``: onnxruntime's)."""
     if VARIANT_RUNTIMES[name] != "openvino":
@@ -123,7 +134,9 @@ def _record_fields(name: str, manifest: Manifest) -> dict[str, object]:
     from verifier.engine.ov_session import compiled_fingerprint, cpu_capabilities
 
     return {
-        "runtime": "openvino", "precision": "bf16", "source_file": manifest.model_file,
+        "runtime": "openvino", "precision": "bf16",
+        # ov-int8's quantized graph exists only in the compiled file: nothing to compile elsewhere
+        "source_file": manifest.model_file if name == "bf16" else None,
         "compiled_for": compiled_fingerprint(cpu_capabilities()),
     }
 
@@ -134,6 +147,8 @@ def _build_file(name: str, source: Path, target: Path, options: VariantOptions) 
             _write_optimized(source, target, options)
         elif name == "bf16":
             _write_bf16(source, target)
+        elif name == "ov-int8":
+            _write_ov_int8(source, target)
         else:
             _write_int8(source, target, options)
     except Exception as exc:  # onnxruntime / onnx / OpenVINO raise assorted Exception subclasses

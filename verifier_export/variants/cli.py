@@ -28,8 +28,8 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("variants")
     group.add_argument(
         "--variants", nargs="+", choices=VARIANT_NAMES, default=None, metavar="NAME",
-        help=f"extra variants to build, gated against the PyTorch golden logits ({', '.join(VARIANT_NAMES)}; bf16 runs on "
-        "OpenVINO: the openvino extra and a CPU with AMX-BF16 or AVX512-BF16)",
+        help=f"extra variants to build, gated against the PyTorch golden logits ({', '.join(VARIANT_NAMES)}; bf16 and "
+        "ov-int8 run on OpenVINO: the openvino extra and a CPU with AMX-BF16 or AVX512-BF16)",
     )
     group.add_argument(
         "--optimization-level", choices=("basic", "extended", "all"), default="extended",
@@ -41,10 +41,10 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
         help="int8: also quantise the word embeddings: auto (default: with them, and without only if that misses the "
         "gate), yes (the flag alone) or no",
     )
-    group.add_argument("--int8-max-prob-diff", type=positive_float, default=None, help="int8 gate: max |Δprob| (default 0.05)")
-    group.add_argument("--int8-max-logit-diff", type=positive_float, default=None, help="int8 gate: max |Δlogit| (default 0.5)")
+    group.add_argument("--int8-max-prob-diff", type=positive_float, default=None, help="int8 and ov-int8 gate: max |Δprob| (default 0.05)")
+    group.add_argument("--int8-max-logit-diff", type=positive_float, default=None, help="int8 and ov-int8 gate: max |Δlogit| (default 0.5)")
     group.add_argument(
-        "--int8-min-argmax-agreement", type=float_range(0.0, 1.0), default=None, help="int8 gate: min argmax agreement (default 1.0)"
+        "--int8-min-argmax-agreement", type=float_range(0.0, 1.0), default=None, help="int8 and ov-int8 gate: min argmax agreement (default 1.0)"
     )
     group.add_argument("--bf16-max-prob-diff", type=positive_float, default=None, help="bf16 gate: max |Δprob| (default 0.02)")
     group.add_argument("--bf16-max-logit-diff", type=positive_float, default=None, help="bf16 gate: max |Δlogit| (default 0.25)")
@@ -76,7 +76,7 @@ def variant_settings(args: argparse.Namespace) -> tuple[dict[str, VariantGate], 
         int8_per_channel=not args.int8_per_tensor,
         quantize_embeddings=_EMBEDDINGS[args.int8_quantize_embeddings],
     )
-    return {"int8": int8, "bf16": bf16}, options
+    return {"int8": int8, "ov-int8": int8, "bf16": bf16}, options
 
 
 def run_variants(model_dir: Path, names: Sequence[str], args: argparse.Namespace, prog: str) -> int:

@@ -30,18 +30,20 @@ __all__ = [
     "VariantsReport",
 ]
 
-VariantName = Literal["optimized", "int8", "bf16"]
+VariantName = Literal["optimized", "int8", "bf16", "ov-int8"]
 #: Variants this package can build, in build order.
-VARIANT_NAMES: tuple[VariantName, ...] = ("optimized", "int8", "bf16")
-#: What ``python -m export.variants DIR`` builds without ``--variants`` (``bf16`` needs the
-#: ``openvino`` extra and a CPU with AMX-BF16 or AVX512-BF16, so it is built only when asked for).
+VARIANT_NAMES: tuple[VariantName, ...] = ("optimized", "int8", "bf16", "ov-int8")
+#: What ``python -m export.variants DIR`` builds without ``--variants`` (``bf16`` and ``ov-int8`` need
+#: the ``openvino`` extra and a CPU with AMX-BF16 or AVX512-BF16, so they are built only when asked for).
 DEFAULT_VARIANT_NAMES: tuple[VariantName, ...] = ("optimized", "int8")
 #: File name of each variant inside the model directory. ``bf16`` is OpenVINO's exported compiled
 #: model (``CompiledModel.export_model``), not an ONNX graph.
-VARIANT_FILES: Mapping[str, str] = {"optimized": "model.optimized.onnx", "int8": "model.int8.onnx", "bf16": "model.bf16.blob"}
+VARIANT_FILES: Mapping[str, str] = {
+    "optimized": "model.optimized.onnx", "int8": "model.int8.onnx", "bf16": "model.bf16.blob", "ov-int8": "model.ov-int8.blob",
+}
 #: The kernel library that runs each variant (recorded as ``VariantRecord.runtime``).
 VARIANT_RUNTIMES: Mapping[str, Literal["onnxruntime", "openvino"]] = {
-    "optimized": "onnxruntime", "int8": "onnxruntime", "bf16": "openvino",
+    "optimized": "onnxruntime", "int8": "onnxruntime", "bf16": "openvino", "ov-int8": "openvino",
 }
 
 
@@ -116,10 +118,12 @@ class VariantGate:
 #: bits in the MatMuls, float32 accumulation, softmax and LayerNorm) starts at
 #: 0.02 in probability and 0.25 in logits, every argmax equal; the seeded tiny
 #: test model, whose logits are scaled far from zero, misses it (docs/model-directory.md).
+#: ``ov-int8`` (NNCF int8 on OpenVINO) has int8's gate.
 DEFAULT_GATES: Mapping[str, VariantGate] = {
     "optimized": VariantGate(max_abs_logit_diff=1e-4, max_prob_diff=None, min_argmax_agreement=1.0),
     "int8": VariantGate(max_abs_logit_diff=0.5, max_prob_diff=0.05, min_argmax_agreement=1.0),
     "bf16": VariantGate(max_abs_logit_diff=0.25, max_prob_diff=0.02, min_argmax_agreement=1.0),
+    "ov-int8": VariantGate(max_abs_logit_diff=0.5, max_prob_diff=0.05, min_argmax_agreement=1.0),
 }
 
 
@@ -168,6 +172,16 @@ class VariantOptions:
             return (
                 f"float32, onnxruntime {onnxruntime.__version__} offline graph optimisation "
                 f"(level {self.optimization_level}) of model.onnx"
+            )
+        if name == "ov-int8":
+            import nncf
+
+            from verifier.engine.ov_session import openvino_version
+
+            return (
+                f"int8 (NNCF {nncf.__version__} post-training quantisation of model.onnx, transformer preset, "
+                f"calibrated on the golden pairs; the rest bf16) compiled by OpenVINO {openvino_version()}'s CPU "
+                "plugin; valid for the CPU and OpenVINO it was compiled for only"
             )
         if name == "bf16":
             from verifier.engine.ov_session import openvino_version
