@@ -105,7 +105,8 @@ def render_markdown(run: dict[str, Any]) -> str:
     host = run.get("host", {})
     cpu = host.get("cpu", {})
     keys = list(run["cold"])
-    label = {"prme": "PRME 0.15.0 (CrossEncoder, PyTorch fp32)", "ours-fp32": "ours fp32", "ours-int8": "ours int8"}
+    label = {"prme": "PRME 0.15.0 (CrossEncoder, PyTorch fp32)", "ours-fp32": "ours fp32", "ours-int8": "ours int8",
+             "ours-bf16": "ours bf16 (OpenVINO)"}
     for key in keys:
         base, suffix = split_side(key)
         if suffix is not None:

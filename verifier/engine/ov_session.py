@@ -56,6 +56,7 @@ __all__ = [
     "import_compiled",
     "export_compiled",
     "read_buffer",
+    "fp16_weights",
 ]
 
 #: What :meth:`OpenVinoSession.get_providers` reports (the score store keys and ``info`` show it).
@@ -321,7 +322,7 @@ def read_buffer(model: Union[bytes, "str | os.PathLike[str]"]) -> np.ndarray:
     return buffer
 
 
-def _fp16_weights(core: "Core", graph: Any) -> Any:
+def fp16_weights(core: "Core", graph: Any) -> Any:
     """``graph`` with its float32 weights stored as float16 (OpenVINO's ``save_model(compress_to_fp16=True)``).
 
     The bf16 kernels round the weights to 8 mantissa bits anyway; float16 keeps 11, so the
@@ -366,7 +367,7 @@ def compile_onnx(
     try:
         graph = core.read_model(model if isinstance(model, bytes) else os.fspath(model))
         if precision == "bf16":
-            graph = _fp16_weights(core, graph)
+            graph = fp16_weights(core, graph)
         compiled = core.compile_model(graph, "CPU", _properties(precision, threads))
     except Exception as exc:  # OpenVINO raises RuntimeError and its own subclasses
         raise ClaimVerificationError(f"OpenVINO cannot compile {where}: {' '.join(str(exc).split())[:2000]}") from exc
