@@ -33,6 +33,8 @@ pytestmark = pytest.mark.slow
 
 #: Every node and the driver on loopback only.
 LOOPBACK = "127.0.0.1"
+#: The environment variables of Ray's token authentication.
+AUTH = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_TOKEN")
 #: Seconds any one command may take here before the test gives up on it (it never should).
 RUN_TIMEOUT = 300
 
@@ -92,6 +94,18 @@ def nodes() -> Iterator[Nodes]:
         yield started
     finally:
         started.cluster.shutdown()
+
+
+#: A head node with token authentication (0 CPUs), in a process of its own (the token mode of a
+#: process is fixed when Ray first reads it): prints its address, shuts down when stdin closes.
+TOKEN_HEAD = """
+import sys
+from ray.cluster_utils import Cluster
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1"})
+print(cluster.address, flush=True)
+sys.stdin.read()
+cluster.shutdown()
+"""
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +171,36 @@ def test_workers_equal_to_the_clusters_cpus_finish_with_the_local_results(
     done = run(command(source, resumable, tiny_model_dir, nodes.address, "--workers", "2", "--resume", "--rows-per-batch", "40"))
     assert done.returncode == 0, done.stderr
     assert sorted(resumable.read_text(encoding="utf-8").splitlines(keepends=True)) == local_lines  # byte for byte
+
+
+def test_a_driver_without_the_clusters_token_is_refused_with_what_it_needs(
+    source: Path, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 36: Ray 2.60 turns token authentication on for a new head, and a process joining it has it
+    off unless told; the command names the cluster and the settings it needs. With them it joins (and
+    then refuses, at once, a pool that a head of 0 CPUs cannot hold)."""
+    token = tmp_path / "auth_token"
+    token.write_text(uuid.uuid4().hex + uuid.uuid4().hex, encoding="ascii")
+    plain = {key: value for key, value in environment().items() if key not in AUTH}
+    with_token = {**plain, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    outdir = tmp_path / "out"
+    with subprocess.Popen([sys.executable, "-c", TOKEN_HEAD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, env=with_token) as head:
+        try:
+            assert head.stdout is not None
+            address = head.stdout.readline().strip()
+            argv = command(source, outdir, tiny_model_dir, address)
+            refused = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=plain)
+            joined = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=with_token)
+            head.communicate("", timeout=RUN_TIMEOUT)
+        finally:
+            head.kill()
+    message = refused.stderr.strip().splitlines()[-1]
+    assert refused.returncode == 1
+    assert message.startswith(f"error: cannot connect to the Ray cluster at {address}: "), message
+    assert "set RAY_AUTH_MODE=token here and give its token" in message and message.endswith("nothing was written")
+    assert joined.returncode == 2 and "has 0 CPUs (0 free) on 1 node (0)" in joined.stderr, joined.stderr
+    assert not outdir.exists()
 
 
 def test_workers_above_the_clusters_cpus_are_refused_at_once_naming_them(

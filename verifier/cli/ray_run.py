@@ -217,6 +217,32 @@ class _Resume:
         return f"{self.output} keeps the {count} row{'s' if count != 1 else ''} written so far: run the same command again to finish"
 
 
+def _connect(ray: Any, args: argparse.Namespace) -> None:
+    """``ray.init``; a cluster that refuses the driver is named, with what token authentication needs.
+
+    Raises:
+        Failure: the cluster at ``--address``/``$RAY_ADDRESS`` cannot be joined.
+    """
+    values = _init_args(args)
+    if "address" not in values:
+        ray.init(**values)
+        return
+    try:
+        ray.init(**values)
+    except Exception as exc:  # ConnectionError, AuthenticationError, TimeoutError: Ray's word for it
+        token = os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
+        hint = (
+            "check that the token here is the head's (RAY_AUTH_TOKEN_PATH, RAY_AUTH_TOKEN or ~/.ray/auth_token)"
+            if token else
+            "if the head uses token authentication (Ray 2.60 turns it on for a new head), set RAY_AUTH_MODE=token "
+            "here and give its token (~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN)"
+        )
+        raise Failure(
+            f"error: cannot connect to the Ray cluster at {values['address']}: {first_line(exc)}; {hint} "
+            "(docs/bulk.md); nothing was written"
+        ) from exc
+
+
 def _where(args: argparse.Namespace) -> str:
     address = args.address or os.environ.get("RAY_ADDRESS")
     return f"at {address}" if address else "started here"
@@ -252,7 +278,7 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
         left: Callable[[], str] = resume.left if resume is not None else (lambda: directory.left(target))  # type: ignore[union-attr]
         try:
             if started:
-                ray.init(**_init_args(args))
+                _connect(ray, args)
             check_capacity(capacity(ray), workers, threads, _where(args))
             ray.data.DataContext.get_current().enable_progress_bars = not args.quiet
             # Reading reserves no CPU: a read task only splits lines, and a reserved CPU is one the
