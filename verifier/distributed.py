@@ -361,9 +361,11 @@ def verify_dataset(
             ``model`` and ``revision`` from the directory's manifest, as
             :meth:`~verifier.claim_verifier.ClaimVerifier.from_model_dir`).
         runtime: runtime settings for each worker (threads are ``threads_per_worker``).
-        workers: actors (a fixed-size actor pool), each loading the model once. Leave the
-            cluster at least one CPU beyond ``workers * threads_per_worker`` for Ray's read
-            and write tasks, or the pipeline waits for a CPU that never frees.
+        workers: actors (a fixed-size actor pool), each loading the model once. The pool
+            holds ``workers * threads_per_worker`` CPUs for the whole job: leave the cluster
+            what the other stages reserve (a read task 1 CPU by default, a write task 1), or the
+            pipeline waits for a CPU that never frees; ``verify --engine ray`` reads with
+            ``read_jsonl(..., num_cpus=0)`` and writes on the driver, so its pool may take every CPU.
         threads_per_worker: CPUs reserved per actor (``num_cpus``) and onnxruntime threads.
         rows_per_batch: rows per ``map_batches`` call.
         skip_invalid: an invalid row becomes an ``error`` row instead of failing the job.
