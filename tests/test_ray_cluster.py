@@ -25,6 +25,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
 
+from ray._private import ray_constants  # noqa: E402  (the process-type names of Node.all_processes)
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from verifier import cli  # noqa: E402
@@ -226,30 +227,58 @@ def _lines_in(path: Path) -> int:
         return 0
 
 
-def _kill_mid_job(nodes: Nodes, job: "subprocess.Popen[str]", out: Path, node: Any) -> int:
-    """Kill ``node`` once ``out`` holds a first batch; the lines written by then (fewer than all: mid-job)."""
+def _first_batch(job: "subprocess.Popen[str]", out: Path) -> None:
+    """Wait until ``out`` holds a first batch (the job's actors are up and working)."""
     deadline = time.monotonic() + RUN_TIMEOUT
     while _lines_in(out) == 0 and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def _kill_mid_job(nodes: Nodes, job: "subprocess.Popen[str]", out: Path, node: Any) -> int:
+    """Kill ``node`` once ``out`` holds a first batch; the lines written by then (fewer than all: mid-job)."""
+    _first_batch(job, out)
     written = _lines_in(out)
     nodes.kill(node)
     assert 0 < written < len(ROWS), f"the node was not killed mid-job ({written} lines written)"
     return written
 
 
+def _actor_node(nodes: Nodes) -> Any:
+    """The worker node whose raylet runs the job's actor (a ``ray::MapWorker`` process below it, in /proc)."""
+    parents: dict[int, int] = {}
+    actors: list[int] = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            title = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+        if title.startswith(b"ray::MapWorker"):
+            actors.append(int(entry))
+    for node in nodes.workers:
+        raylet = node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid
+        for pid in actors:
+            while pid > 1 and pid != raylet:
+                pid = parents.get(pid, 1)
+            if pid == raylet:
+                return node
+    raise AssertionError("no worker node of this cluster runs the job's actor")
+
+
 def test_a_worker_node_lost_mid_job_its_actor_moves_and_the_job_ends_with_the_local_results(
     nodes: Nodes, source: Path, tiny_model_dir: Path, local_lines: list[str], tmp_path: Path
 ) -> None:
-    """One worker on a one-node cluster; a second node joins and the first is lost mid-job: Ray restarts
-    the actor on the new node and retries its batch, and the driver writes each row once."""
-    nodes.resize(1)
-    (first,) = nodes.workers
+    """One worker on a cluster of two 1-CPU nodes; once it has written a batch, the node that runs its
+    actor is lost (SIGKILL): Ray restarts the actor on the other node and retries its batch, and the
+    driver writes each row once."""
+    nodes.resize(2)
     out = tmp_path / "out.jsonl"
     argv = command(source, out, tiny_model_dir, nodes.address, "--resume", "--rows-per-batch", "2")
     with subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=environment()) as job:
         try:
-            nodes.add()
-            _kill_mid_job(nodes, job, out, first)
+            _first_batch(job, out)
+            _kill_mid_job(nodes, job, out, _actor_node(nodes))
             _, stderr = job.communicate(timeout=RUN_TIMEOUT)
         finally:
             job.kill()
