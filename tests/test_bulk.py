@@ -403,9 +403,11 @@ def _check_resumed(expected: list[str]) -> Callable[[Path], None]:
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--workers", "2"], "error: --address, --workers, --threads-per-worker and --rows-per-batch need --engine ray"),
-        (["--engine", "ray"], "error: --engine ray needs -o OUTDIR (a new or empty directory)"),
-        (["--engine", "ray", "-o", "d", "--resume"], "error: --resume does not apply to --engine ray"),
+        (["--workers", "2"],
+         "error: --address, --workers, --threads-per-worker, --rows-per-batch and --stall-timeout need --engine ray"),
+        (["--engine", "ray"], "error: --engine ray needs -o OUTDIR (a new or empty directory), or --resume -o FILE"),
+        (["--engine", "ray", "-o", "d", "--shard", "0/2"], "error: --shard does not apply to --engine ray"),
+        (["--engine", "ray", "-o", "-", "--resume"], "error: --engine ray --resume needs INPUT a file and -o FILE"),
     ],
 )
 def test_ray_options_are_checked_before_ray_is_needed(

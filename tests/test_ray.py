@@ -188,8 +188,31 @@ def test_a_failed_ray_job_writes_nothing(
     outdir = tmp_path / "out"
     argv = ["verify", str(source), "-o", str(outdir), "--engine", "ray", "--model-dir", str(tiny_model_copy), "-q"]
     assert cli.main(argv) == 1
-    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"; nothing was written to {outdir}")
+    assert f"; nothing was written to {outdir} (" in capsys.readouterr().err.strip().splitlines()[-1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
     outdir.mkdir()  # an empty directory given as OUTDIR stays empty
     assert cli.main(argv) == 1
     assert list(outdir.iterdir()) == []
+
+
+def test_ray_resume_finishes_a_partial_output_with_exactly_the_local_resume_lines(
+    local_ray: None, source: Path, tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--engine ray --resume -o FILE keeps what a killed run left (its torn last line dropped), verifies only
+    the rest (the workers skip the ids already written) and ends with the local --resume output's lines."""
+    local = tmp_path / "local.jsonl"
+    base = ["verify", str(source), "--model-dir", str(tiny_model_dir), "--resume"]
+    assert cli.main([*base, "-o", str(local), "-q"]) == 0
+    expected = local.read_bytes().splitlines(keepends=True)
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"".join(expected[:50]) + expected[50][:20])  # killed mid-write
+    capsys.readouterr()
+    assert cli.main([*base, "-o", str(out), "--engine", "ray", "--rows-per-batch", "16"]) == 0
+    assert f"resume: 50 rows already in {out}, kept; {len(ROWS) - 50} to verify" in capsys.readouterr().err
+    lines = out.read_bytes().splitlines(keepends=True)
+    assert lines[:50] == expected[:50] and sorted(lines) == sorted(expected)
+    assert cli.main([*base, "-o", str(out), "--engine", "ray"]) == 0  # nothing left: no job, nothing added
+    assert out.read_bytes().splitlines(keepends=True) == lines
+    out.write_bytes(out.read_bytes().replace(b'"line": 3,', b'"line": 4,', 1))
+    assert cli.main([*base, "-o", str(out), "--engine", "ray", "-q"]) == 2  # the local resume's checks
+    assert "(id 'c2') is stale: it is for line 4, but the row with that id is" in capsys.readouterr().err

@@ -16,7 +16,7 @@ import math
 import re
 from typing import Callable
 
-__all__ = ["ascii_int", "int_range", "float_range", "positive_float"]
+__all__ = ["ascii_int", "int_range", "float_range", "positive_float", "non_negative_float"]
 
 _INTEGER = re.compile(r"-?[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
@@ -86,4 +86,17 @@ def positive_float(text: str) -> float:
     value = _number(text)
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number at or above zero (``--stall-timeout``: ``0`` turns it off).
+
+    Example:
+        >>> non_negative_float("0")
+        0.0
+    """
+    value = _number(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number at or above zero, got {text}")
     return value

@@ -214,6 +214,10 @@ class VerifyBatch:
         runtime: runtime settings (``model_dir`` and ``intra_op_num_threads`` are set here).
         threads: onnxruntime intra-op threads (the actor's ``num_cpus``).
         skip_invalid: write an ``error`` row for an invalid row instead of failing the job.
+        envelopes: return ``{id, envelope}`` rows, ``envelope`` the line ``verify --output-format
+            envelope`` writes for the row (with its newline; ``verify --engine ray --resume``).
+        skip_id_digests: rows to leave out (already written): concatenated 16-byte
+            :func:`verifier.cli.bulk.id_digest` values of their ids.
 
     Raises:
         RayVerificationError: the worker cannot open or verify the model directory.
@@ -226,8 +230,12 @@ class VerifyBatch:
         runtime: Optional[RuntimeOptions] = None,
         threads: int = 1,
         skip_invalid: bool = False,
+        *,
+        envelopes: bool = False,
+        skip_id_digests: bytes = b"",
     ) -> None:
         from .claim_verifier import ClaimVerifier
+        from .cli.bulk import DigestSet
 
         host = socket.gethostname()
         path = Path(model_dir)
@@ -254,6 +262,8 @@ class VerifyBatch:
         self.config = self.verifier.config
         self.limits = options.limits
         self.skip_invalid = skip_invalid
+        self.envelopes = envelopes
+        self.skip = DigestSet(skip_id_digests) if skip_id_digests else None
 
     def _parse(self, row: dict[str, Any]) -> "Optional[InputRow | InvalidRow]":
         """One row: a JSON line parsed as the local command parses it, or a structured row (``None``: a blank line)."""
@@ -271,12 +281,21 @@ class VerifyBatch:
             )
         return parse_row(0, _without_nulls(row), self.config, "row", self.limits)
 
+    def _skipped(self, item: "InputRow | InvalidRow") -> bool:
+        """Whether the row's id is in ``skip_id_digests`` (already written)."""
+        if self.skip is None:
+            return False
+        from .cli.bulk import id_digest, row_id
+
+        key = row_id(item)
+        return key is not None and id_digest(key) in self.skip
+
     def __call__(self, batch: "pyarrow.Table") -> "pyarrow.Table":
         import pyarrow as pa
 
         from .rows import InputRow
 
-        items = [item for item in map(self._parse, batch.to_pylist()) if item is not None]
+        items = [item for item in map(self._parse, batch.to_pylist()) if item is not None and not self._skipped(item)]
         ids: list[Optional[str]] = []
         errors: list[Optional[str]] = []
         for item in items:
@@ -297,6 +316,11 @@ class VerifyBatch:
             verified = iter(self.verifier.verify_many_sync(valid))
         except ClaimVerificationError as exc:
             raise RayVerificationError(f"worker on {socket.gethostname()}: model failure: {exc}") from exc
+        if self.envelopes:
+            from .cli.bulk import envelope
+
+            lines = [envelope(item, next(verified) if isinstance(item, InputRow) else None) for item in items]
+            return pa.table({"id": pa.array(ids, pa.string()), "envelope": pa.array(lines, pa.string())})
         results = [next(verified).model_dump_json() if isinstance(item, InputRow) else None for item in items]
         return pa.table(
             {
@@ -324,6 +348,8 @@ def verify_dataset(
     threads_per_worker: int = 1,
     rows_per_batch: int = DEFAULT_ROWS_PER_BATCH,
     skip_invalid: bool = False,
+    envelopes: bool = False,
+    skip_id_digests: bytes = b"",
 ) -> "ray.data.Dataset":
     """Verify every row of ``dataset`` on ``workers`` Ray actors; a lazy dataset of ``{id, result, error}`` rows.
 
@@ -336,12 +362,19 @@ def verify_dataset(
             ``model`` and ``revision`` from the directory's manifest, as
             :meth:`~verifier.claim_verifier.ClaimVerifier.from_model_dir`).
         runtime: runtime settings for each worker (threads are ``threads_per_worker``).
-        workers: actors (a fixed-size actor pool), each loading the model once. Leave the
-            cluster at least one CPU beyond ``workers * threads_per_worker`` for Ray's read
-            and write tasks, or the pipeline waits for a CPU that never frees.
+        workers: actors (a fixed-size actor pool), each loading the model once. The pool
+            holds ``workers * threads_per_worker`` CPUs for the whole job: leave the cluster
+            what the other stages reserve (a read task 1 CPU by default, a write task 1), or the
+            pipeline waits for a CPU that never frees; ``verify --engine ray`` reads with
+            ``read_jsonl(..., num_cpus=0)`` and writes on the driver, so its pool may take every CPU.
         threads_per_worker: CPUs reserved per actor (``num_cpus``) and onnxruntime threads.
         rows_per_batch: rows per ``map_batches`` call.
         skip_invalid: an invalid row becomes an ``error`` row instead of failing the job.
+        envelopes: ``{id, envelope}`` rows instead: ``envelope`` is the line (with its newline) that
+            ``verify --output-format envelope`` writes for the row, byte for byte (for
+            ``verify --engine ray --resume``; an invalid row's error keeps its ``unit``).
+        skip_id_digests: leave out the rows with these ids (already written): concatenated
+            16-byte :func:`verifier.cli.bulk.id_digest` values, shipped to every actor.
 
     Returns:
         The mapped dataset (nothing runs until it is consumed, e.g. ``write_json``).
@@ -356,6 +389,7 @@ def verify_dataset(
     return dataset.map_batches(
         VerifyBatch,
         fn_constructor_args=(os.fspath(model_dir), config, runtime, threads_per_worker, skip_invalid),
+        fn_constructor_kwargs={"envelopes": envelopes, "skip_id_digests": bytes(skip_id_digests)},
         batch_size=rows_per_batch,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=workers),

@@ -1,4 +1,4 @@
-"""``verify INPUT -o OUTDIR --engine ray``: the input read, verified and written by Ray Data (docs/bulk.md).
+"""``verify INPUT -o OUTDIR --engine ray``: the input read and verified by Ray Data, written by the driver (docs/bulk.md).
 
 The driver resolves the model directory, its manifest and the decision
 configuration exactly as the local command does, then
@@ -8,40 +8,54 @@ configuration exactly as the local command does, then
 the input's lines as text, each parsed in the worker by the local command's
 own parser, so results equal the local command's, digests included, whatever
 the field types (``ray.data.read_json`` would let Arrow turn timestamps into
-``timestamp[s]`` and drop their UTC offsets). :meth:`ray.data.Dataset.write_json`
-writes JSON Lines files of ``{"id", "result", "error"}`` rows (``result`` the
-result's JSON text), in no particular order; join on ``id``.
+``timestamp[s]`` and drop their UTC offsets).
 
 ``ray.init(address=--address)``: without ``--address`` Ray uses
-``$RAY_ADDRESS`` and else starts a local instance. ``OUTDIR`` must not exist
-or be empty. The output is atomic, as the local command's: Ray writes into a
-temporary directory beside ``OUTDIR`` (``.OUTDIR.<random>.tmp``), which is
-moved into place only when the whole job succeeded and removed on any failure,
-Ctrl-C or SIGTERM. ``--resume`` does not apply (a job is all or nothing; rerun
-it to retry).
+``$RAY_ADDRESS`` and else starts a local instance. Before the job the pool is
+checked against the cluster's CPUs (:mod:`verifier.cli.ray_cluster`; the read
+tasks reserve no CPU), and the driver takes the results batch by batch,
+failing after ``--stall-timeout`` seconds without one. Two outputs:
+
+* ``-o OUTDIR`` (new or empty): one JSON Lines file of ``{"id", "result",
+  "error"}`` rows per batch (``result`` the result's JSON text), in no
+  particular order; join on ``id``. Atomic, as the local command's output: the
+  files go to a temporary directory beside ``OUTDIR`` (``.OUTDIR.<random>.tmp``),
+  moved into place only when the whole job succeeded and removed on any
+  failure, Ctrl-C or SIGTERM.
+* ``--resume -o FILE``: the local ``--resume`` output (:mod:`verifier.cli.resume`),
+  the same checks before any model work, the same envelopes, appended one batch
+  at a time and fsynced, in the order the batches finish. The driver keeps the
+  ids of this run's rows and writes each once; a job that fails or stalls
+  leaves what was written, and the same command finishes it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import secrets
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..options import InputLimits
 from ..types import ClaimVerificationConfig, ClaimVerificationError
 from ..validation import ValidRequest
+from .bulk import DigestSet, Scan, Shard, check_ids, configuration_digest, id_digest, scan
 from .common import Context, missing_model_message, prepare
 from ..messages import install_hint
-from .errors import Failure, UsageError, err, first_line
+from .errors import EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line
+from .inputs import is_whole_file, iter_input, report_invalid
+from .output import Destination, check_destination, check_output_paths
+from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, capacity, check_capacity, drain
+from .resume import AppendFile, find_row, read_done
 
 __all__ = ["run_ray", "ray_failure"]
 
-_NOT_WITH_RAY = ("resume", "shard", "row_map", "output_format", "fail_on_skip")
+_NOT_WITH_RAY = ("shard", "row_map", "output_format", "fail_on_skip")
 
 
 def _check(args: argparse.Namespace) -> Path:
@@ -49,18 +63,24 @@ def _check(args: argparse.Namespace) -> Path:
     if given:
         names = ", ".join("--" + name.replace("_", "-") for name in given)
         verb = "does" if len(given) == 1 else "do"
-        why = (
-            ": a Ray job writes -o OUTDIR all at once (a failed job leaves nothing there), so rerun it to retry; "
-            "for a restartable job on one machine use --resume without --engine ray"
-            if "resume" in given else " (it writes id/result/error rows to -o OUTDIR)"
+        raise UsageError(
+            f"error: {names} {verb} not apply to --engine ray (it writes id/result/error rows to -o OUTDIR, "
+            "or with --resume the envelopes of verify --resume to -o FILE)"
         )
-        raise UsageError(f"error: {names} {verb} not apply to --engine ray{why}")
     if args.input == "-":
         raise UsageError("error: --engine ray reads INPUT on the workers; give a file or directory, not -")
     if not os.path.exists(args.input):
         raise UsageError(f"error: input file {args.input} does not exist")
+    if is_whole_file(args.input):
+        raise UsageError(f"error: --engine ray reads JSON Lines; {args.input} is read as one JSON document (.json)")
+    if args.resume:
+        if args.output is None or Destination.of("-o", Path(args.output)).kind != "file" or not os.path.isfile(args.input):
+            raise UsageError("error: --engine ray --resume needs INPUT a file and -o FILE (a regular file it appends to)")
+        check_output_paths(args.input, Path(args.output), None, args.score_cache)
+        check_destination("-o", Path(args.output))
+        return Path(args.output)
     if args.output is None or str(args.output) == "-":
-        raise UsageError("error: --engine ray needs -o OUTDIR (a new or empty directory)")
+        raise UsageError("error: --engine ray needs -o OUTDIR (a new or empty directory), or --resume -o FILE")
     outdir = Path(args.output)
     if outdir.exists() and (not outdir.is_dir() or any(outdir.iterdir())):
         raise UsageError(f"error: -o {outdir} must be a new or empty directory with --engine ray")
@@ -95,7 +115,7 @@ def ray_failure(exc: BaseException) -> Optional[str]:
 
 def _init_args(args: argparse.Namespace) -> dict[str, Any]:
     """``ray.init`` arguments: the cluster at ``--address``/``$RAY_ADDRESS``, else a local instance with
-    one CPU more than the actors reserve (Ray's read and write tasks need one)."""
+    at least the CPUs the actors reserve, and one more for the driver's own work."""
     values: dict[str, Any] = {"log_to_driver": not args.quiet, "include_dashboard": False}
     if args.address or os.environ.get("RAY_ADDRESS"):
         values["address"] = args.address or os.environ["RAY_ADDRESS"]
@@ -119,55 +139,190 @@ def _commit(staging: Path, outdir: Path) -> None:
         raise Failure(f"error: cannot write -o {outdir}: {exc.strerror or exc} (it must be a new or empty directory)") from exc
 
 
-def run_ray(args: argparse.Namespace, context: Context) -> int:
-    """Run ``verify`` on Ray Data; exit 0 when every row was written to ``OUTDIR``."""
-    outdir = _check(args)
+class _Directory:
+    """``-o OUTDIR``: each batch one JSON Lines file of ``{id, result, error}`` rows in the staging directory."""
 
-    def no_rows(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
-        return []  # the workers read and validate the rows
+    def __init__(self, staging: Path) -> None:
+        self.staging, self.files, self.rows = staging, 0, 0
 
-    setup = prepare(args, no_rows)
-    model_dir = setup.runtime.model_dir
-    if setup.manifest is None or model_dir is None:
-        raise Failure(missing_model_message(Path(model_dir or ".")))
-    try:
-        import ray
-        import ray.data
-    except ImportError:
-        raise Failure(f"error: --engine ray needs Ray Data: {install_hint('ray')}") from None
-    from ..distributed import DEFAULT_ROWS_PER_BATCH, read_jsonl, verify_dataset
+    def write(self, table: Any) -> None:
+        rows = table.to_pylist()
+        if not rows:
+            return
+        self.staging.mkdir(exist_ok=True)
+        text = "".join(json.dumps({"id": r["id"], "result": r["result"], "error": r["error"]}) + "\n" for r in rows)
+        (self.staging / f"part-{self.files:06d}.jsonl").write_text(text, encoding="utf-8")
+        self.files += 1
+        self.rows += len(rows)
 
-    started = not ray.is_initialized()
-    start = time.perf_counter()
-    staging = outdir.resolve().parent / f".{outdir.name}.{secrets.token_hex(6)}.tmp"
-    try:
-        if started:
-            ray.init(**_init_args(args))
-        ray.data.DataContext.get_current().enable_progress_bars = not args.quiet
-        rows = read_jsonl(args.input, limits=setup.runtime.limits)  # lines as text: no type inference
-        results = verify_dataset(
-            rows,
-            model_dir.resolve(),
-            config=setup.config,
-            runtime=setup.runtime,
-            workers=args.workers or 1,
-            threads_per_worker=args.threads_per_worker or 1,
-            rows_per_batch=args.rows_per_batch or DEFAULT_ROWS_PER_BATCH,
-            skip_invalid=args.skip_invalid,
+    def left(self, outdir: Path) -> str:
+        return f"nothing was written to {outdir} (with --resume -o FILE a failed job keeps its finished rows)"
+
+
+class _Resume:
+    """``--resume -o FILE``: the local resume checks, then envelopes appended one batch at a time, each id once."""
+
+    def __init__(self, args: argparse.Namespace, output: Path, stack: contextlib.ExitStack) -> None:
+        source = args.input
+        found = Scan()
+
+        def rows(config: ClaimVerificationConfig, limits: InputLimits) -> Any:
+            return iter_input(source, config, limits, source=source, whole_file=False)
+
+        def load(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
+            nonlocal found
+            found = scan(rows(config, limits), Shard(), need_ids=True, source=source)
+            return found.sample
+
+        self.setup = prepare(args, load)
+        self.output, self.exit, self.found = output, None, found
+        config, limits = self.setup.config, self.setup.runtime.limits
+        if found.invalid and not args.skip_invalid:
+            report_invalid(source, found.reported, "error", total=found.invalid)
+            err(f"error: {found.invalid} invalid row{'s' if found.invalid != 1 else ''} in {source}; nothing written")
+            self.exit = EXIT_USAGE
+            return
+        ids = check_ids(found, rows(config, limits), Shard(), source)
+        self.appender = AppendFile(output)  # locked until the run ends: a second run on this output stops at once
+        stack.callback(self.appender.close)
+        self.done, keep = read_done(
+            output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)), source=source
         )
-        results.write_json(str(staging))
-        _commit(staging, outdir)
-    except (KeyboardInterrupt, UsageError, Failure):
-        raise
-    except Exception as exc:
-        message = ray_failure(exc) or first_line(exc)
-        raise Failure(f"error: the Ray job failed: {message}; nothing was written to {outdir}") from exc
-    finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(staging)  # gone already after a commit
-        if started and ray.is_initialized():
-            ray.shutdown()
+        self.appender.truncate(keep)
+        self.todo = len(ids) - len(self.done)
+        self.seen: set[bytes] = set()  # this run's ids (Ray may hand back a retried batch twice): ~80 B each
+        if not args.quiet:
+            kept = len(self.done)
+            err(f"resume: {kept} row{'s' if kept != 1 else ''} already in {output}, kept; {self.todo} to verify")
+        if found.invalid:
+            report_invalid(source, found.reported, "skipped", total=found.invalid)
+            err(f"skipped: {found.invalid} invalid row{'s' if found.invalid != 1 else ''} of {source}")
+
+    def write(self, table: Any) -> None:
+        lines = []
+        for key, line in zip(table.column("id").to_pylist(), table.column("envelope").to_pylist()):
+            digest = id_digest(key)
+            if digest in self.seen or digest in self.done:
+                continue
+            self.seen.add(digest)
+            lines.append(line)
+        self.appender.write_chunk("".join(lines))
+
+    def finish(self) -> None:
+        if len(self.seen) != self.todo:  # Ray lost rows without an error: never a silent gap
+            raise Failure(f"error: the Ray job returned {len(self.seen)} of the {self.todo} rows left; {self.left()}")
+
+    def left(self) -> str:
+        count = len(self.done) + len(self.seen)
+        return f"{self.output} keeps the {count} row{'s' if count != 1 else ''} written so far: run the same command again to finish"
+
+
+def _connect(ray: Any, args: argparse.Namespace) -> None:
+    """``ray.init``; a cluster that refuses the driver is named, with what token authentication needs.
+
+    Raises:
+        Failure: the cluster at ``--address``/``$RAY_ADDRESS`` cannot be joined.
+    """
+    values = _init_args(args)
+    if "address" not in values:
+        ray.init(**values)
+        return
+    try:
+        ray.init(**values)
+    except Exception as exc:  # ConnectionError, AuthenticationError, TimeoutError: Ray's word for it
+        token = os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
+        hint = (
+            "check that the token here is the head's (RAY_AUTH_TOKEN_PATH, RAY_AUTH_TOKEN or ~/.ray/auth_token)"
+            if token else
+            "if the head uses token authentication (Ray 2.60 turns it on for a new head), set RAY_AUTH_MODE=token "
+            "here and give its token (~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN)"
+        )
+        raise Failure(
+            f"error: cannot connect to the Ray cluster at {values['address']}: {first_line(exc)}; {hint} "
+            "(docs/bulk.md); nothing was written"
+        ) from exc
+
+
+def _where(args: argparse.Namespace) -> str:
+    address = args.address or os.environ.get("RAY_ADDRESS")
+    return f"at {address}" if address else "started here"
+
+
+def run_ray(args: argparse.Namespace, context: Context) -> int:
+    """Run ``verify`` on Ray Data; exit 0 when every row was written to ``OUTDIR`` (or ``--resume``'s FILE)."""
+    target = _check(args)
+    workers, threads = args.workers or 1, args.threads_per_worker or 1
+    with contextlib.ExitStack() as stack:
+        resume = _Resume(args, target, stack) if args.resume else None
+        if resume is not None and resume.exit is not None:
+            return resume.exit
+
+        def no_rows(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
+            return []  # the workers read and validate the rows
+
+        setup = resume.setup if resume is not None else prepare(args, no_rows)
+        model_dir = setup.runtime.model_dir
+        if setup.manifest is None or model_dir is None:
+            raise Failure(missing_model_message(Path(model_dir or ".")))
+        try:
+            import ray
+            import ray.data
+        except ImportError:
+            raise Failure(f"error: --engine ray needs Ray Data: {install_hint('ray')}") from None
+        from ..distributed import DEFAULT_ROWS_PER_BATCH, read_jsonl, verify_dataset
+
+        started = not ray.is_initialized()
+        start = time.perf_counter()
+        staging = target.resolve().parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+        directory = _Directory(staging) if resume is None else None
+        left: Callable[[], str] = resume.left if resume is not None else (lambda: directory.left(target))  # type: ignore[union-attr]
+        try:
+            if started:
+                _connect(ray, args)
+            check_capacity(capacity(ray), workers, threads, _where(args))
+            ray.data.DataContext.get_current().enable_progress_bars = not args.quiet
+            # Reading reserves no CPU: a read task only splits lines, and a reserved CPU is one the
+            # actors cannot have (issue 36: the pool took every CPU and the read task waited forever).
+            rows = read_jsonl(args.input, limits=setup.runtime.limits, num_cpus=0)
+            results = verify_dataset(
+                rows,
+                model_dir.resolve(),
+                config=setup.config,
+                runtime=setup.runtime,
+                workers=workers,
+                threads_per_worker=threads,
+                rows_per_batch=args.rows_per_batch or DEFAULT_ROWS_PER_BATCH,
+                skip_invalid=args.skip_invalid,
+                envelopes=resume is not None,
+                skip_id_digests=bytes(resume.done.array.tobytes()) if resume is not None else b"",
+            )
+            if resume is None or resume.todo:
+                batches = results.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=1)
+                drain(batches, DEFAULT_STALL_TIMEOUT if args.stall_timeout is None else args.stall_timeout, resume.write if resume is not None else directory.write)  # type: ignore[union-attr]
+            if resume is not None:
+                resume.finish()
+            else:
+                _commit(staging, target)
+        except (KeyboardInterrupt, UsageError, Failure):
+            raise
+        except Stalled as exc:
+            free = ""
+            with contextlib.suppress(Exception):
+                free = f"; the cluster has {capacity(ray).describe()} now"
+            raise Failure(
+                f"error: the Ray job made no progress for {exc.seconds:g} s (--stall-timeout): no batch of results "
+                f"came back from {workers} worker(s) of {threads} CPU(s) (a worker may wait for a CPU, e.g. after "
+                f"a node was lost){free}; {left()}"
+            ) from None
+        except Exception as exc:
+            message = ray_failure(exc) or first_line(exc)
+            raise Failure(f"error: the Ray job failed: {message}; {left()}") from exc
+        finally:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(staging)  # gone already after a commit
+            if started and ray.is_initialized():
+                ray.shutdown()
     if not args.quiet:
-        err(f"ray: wrote {outdir} in {time.perf_counter() - start:.2f} s "
-            f"({args.workers or 1} worker(s) x {args.threads_per_worker or 1} thread(s))")
-    return 0
+        wrote = f"{len(resume.seen)} row(s) to {target}" if resume is not None else f"{directory.rows} row(s) to {target}"  # type: ignore[union-attr]
+        err(f"ray: wrote {wrote} in {time.perf_counter() - start:.2f} s ({workers} worker(s) x {threads} thread(s))")
+    return EXIT_OK

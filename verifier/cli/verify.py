@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
-from ..argtypes import ascii_int
+from ..argtypes import ascii_int, non_negative_float
 from ..options import InputLimits
 from ..types import (
     ClaimEvidence,
@@ -168,7 +168,10 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     add_sign_key(parser)
     add_limits(parser.add_argument_group("input limits (never digested)"))
     scale = parser.add_argument_group(f"scale-out on Ray Data ({install_hint('ray')}; docs/bulk.md)")
-    scale.add_argument("--engine", choices=("local", "ray"), default="local", help="local (default) or ray: -o is a directory")
+    scale.add_argument(
+        "--engine", choices=("local", "ray"), default="local",
+        help="local (default) or ray: -o is a directory (with --resume: a file of envelopes)",
+    )
     scale.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray instance)")
     scale.add_argument("--workers", type=int_range(1, 100_000), metavar="N", help="Ray actors, one verifier each (default 1)")
     scale.add_argument(
@@ -177,6 +180,11 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     scale.add_argument(
         "--rows-per-batch", type=int_range(1, 1 << 20), metavar="B",
         help="rows per map_batches call (default 1024; --batch-size is the digested model batch)",
+    )
+    scale.add_argument(
+        "--stall-timeout", type=non_negative_float, metavar="S",
+        help="fail a Ray job when no batch of results came back for S seconds (default 600; 0: wait forever); "
+             "with --resume the rows written so far are kept",
     )
     parser.set_defaults(func=run)
     return parser
@@ -209,8 +217,10 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         from .ray_run import run_ray
 
         return run_ray(args, context)
-    if args.address or args.workers or args.threads_per_worker or args.rows_per_batch:
-        raise UsageError("error: --address, --workers, --threads-per-worker and --rows-per-batch need --engine ray")
+    if args.address or args.workers or args.threads_per_worker or args.rows_per_batch or args.stall_timeout is not None:
+        raise UsageError(
+            "error: --address, --workers, --threads-per-worker, --rows-per-batch and --stall-timeout need --engine ray"
+        )
     return _run_file(args, context)
 
 

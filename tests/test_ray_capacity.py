@@ -1,0 +1,90 @@
+"""The pool check and the stall timeout of ``verify --engine ray`` (issue 36), without Ray.
+
+:func:`verifier.cli.ray_cluster.check_capacity` gets the cluster's CPUs as Ray reports them
+(a :class:`Capacity`), and :func:`drain` any iterable: both are plain Python.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from verifier import cli
+from verifier.cli.errors import UsageError
+from verifier.cli.ray_cluster import Capacity, Stalled, check_capacity, drain
+
+
+def test_a_pool_of_every_cpu_fits_and_one_more_is_refused_naming_the_cpus() -> None:
+    """Regression (issue 36): --workers 2 on two 1-CPU nodes was accepted with a read task wanting a
+    third CPU, and a pool above the cluster's CPUs was accepted too: both waited forever."""
+    two = Capacity(total=2.0, free=2.0, nodes=(0.0, 1.0, 1.0))
+    check_capacity(two, 2, 1, "at 127.0.0.1:6379")  # every CPU: runs
+    with pytest.raises(UsageError) as caught:
+        check_capacity(two, 3, 1, "at 127.0.0.1:6379")
+    assert str(caught.value) == (
+        "error: --workers 3 x --threads-per-worker 1 needs 3 CPUs (one actor of 1 on a node), but the Ray cluster "
+        "at 127.0.0.1:6379 has 2 CPUs (2 free) on 3 nodes (0 + 1 + 1); use --workers 2 or fewer "
+        "(a pool that does not fit would wait for CPUs forever); nothing was written"
+    )
+
+
+def test_an_actor_larger_than_every_node_and_cpus_taken_by_other_jobs_are_refused() -> None:
+    with pytest.raises(UsageError, match=r"use --threads-per-worker 1 or fewer"):
+        check_capacity(Capacity(2.0, 2.0, (1.0, 1.0)), 1, 2, "here")  # 2 CPUs in all, but not on one node
+    with pytest.raises(UsageError, match=r"has 4 CPUs \(1 free\) on 1 node \(4\); use --workers 1 or fewer"):
+        check_capacity(Capacity(4.0, 1.0, (4.0,)), 2, 1, "here")
+    with pytest.raises(UsageError, match=r"wait for the cluster's other jobs to free a CPU, or add a node"):
+        check_capacity(Capacity(4.0, 0.0, (4.0,)), 1, 1, "here")
+
+
+def test_drain_hands_over_every_batch_in_order_and_raises_an_error_of_the_iteration() -> None:
+    got: list[int] = []
+    drain(iter(range(7)), 5.0, got.append)
+    assert got == list(range(7))
+
+    def failing() -> Iterator[int]:
+        yield 1
+        raise ValueError("worker lost")
+
+    got.clear()
+    with pytest.raises(ValueError, match="worker lost"):
+        drain(failing(), 5.0, got.append)
+    assert got == [1]
+
+
+def test_drain_gives_up_when_no_batch_comes_back() -> None:
+    """Regression (issue 36): a job that made no progress waited forever, saying nothing."""
+    release = threading.Event()
+
+    def stuck() -> Iterator[int]:
+        yield 1
+        release.wait()  # a batch that never comes (until the test ends)
+        yield 2
+
+    got: list[int] = []
+    try:
+        with pytest.raises(Stalled) as caught:
+            drain(stuck(), 0.2, got.append)
+    finally:
+        release.set()
+    assert got == [1] and caught.value.seconds == 0.2
+
+
+def test_stall_timeout_and_json_inputs_are_refused_where_they_do_not_apply(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "claims.jsonl"
+    source.write_text("", encoding="utf-8")
+    assert cli.main(["verify", str(source), "-o", str(tmp_path / "o.jsonl"), "--stall-timeout", "5"]) == 2
+    assert "--stall-timeout need --engine ray" in capsys.readouterr().err
+    whole = tmp_path / "claims.json"
+    whole.write_text("[]", encoding="utf-8")
+    assert cli.main(["verify", str(whole), "-o", str(tmp_path / "out"), "--engine", "ray"]) == 2
+    assert "--engine ray reads JSON Lines" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["verify", str(source), "-o", str(tmp_path / "o"), "--engine", "ray", "--stall-timeout", "-1"])
+    assert caught.value.code == 2
+    assert "must be a finite number at or above zero" in capsys.readouterr().err

@@ -1,0 +1,134 @@
+"""``verify --engine ray`` on a cluster: the actor pool checked against the cluster's CPUs, results drained
+by the driver with a stall timeout (docs/bulk.md, "Ray on an existing cluster").
+
+Why the pool is checked before the job starts: Ray Data reserves ``--threads-per-worker``
+CPUs per actor for the whole job. A pool that does not fit never becomes ready, and Ray
+waits for it without a word (issue 36: ``--workers 2`` on a cluster of two 1-CPU nodes,
+where the read task also wanted a CPU, waited 8 minutes and wrote nothing). So
+:func:`check_capacity` refuses such a request at once, naming the cluster's CPUs; the read
+tasks reserve no CPU (they only split lines, see :func:`verifier.cli.ray_run.run_ray`) and the
+driver, not a Ray task, writes the output, so a pool of exactly the cluster's CPUs runs.
+
+Why a stall timeout: a pool that fitted at the start can stop fitting (a node lost for
+good: Ray restarts its actor and retries its batch, and both wait for a CPU that may never
+come). :func:`drain` fails with :class:`Stalled` when no batch of results came back for
+``--stall-timeout`` seconds, instead of waiting forever.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from .errors import UsageError
+
+__all__ = ["Capacity", "Stalled", "capacity", "check_capacity", "drain", "DEFAULT_STALL_TIMEOUT"]
+
+#: Seconds without a batch of results before a job is given up (``--stall-timeout``): well above the
+#: time one actor needs to start (load and hash the model) and verify one ``--rows-per-batch`` batch
+#: on a CPU core (about 60 s for 1,024 claims on a DeBERTa-v3-base export, docs/performance.md).
+DEFAULT_STALL_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """CPUs of the Ray cluster the driver is connected to: in all, free now, and per alive node."""
+
+    total: float
+    free: float
+    nodes: tuple[float, ...]
+
+    def fits(self, threads: int) -> int:
+        """How many actors of ``threads`` CPUs the alive nodes can hold at most (an actor lives on one node)."""
+        return sum(int(cpus // threads) for cpus in self.nodes)
+
+    def describe(self) -> str:
+        per_node = " + ".join(f"{cpus:g}" for cpus in self.nodes)
+        count = len(self.nodes)
+        return f"{self.total:g} CPUs ({self.free:g} free) on {count} node{'s' if count != 1 else ''} ({per_node})"
+
+
+def capacity(ray: Any) -> Capacity:
+    """The connected cluster's :class:`Capacity` (``ray.nodes()`` and ``ray.available_resources()``)."""
+    nodes = tuple(float(node.get("Resources", {}).get("CPU", 0.0)) for node in ray.nodes() if node.get("Alive"))
+    return Capacity(sum(nodes), float(ray.available_resources().get("CPU", 0.0)), nodes)
+
+
+def check_capacity(found: Capacity, workers: int, threads: int, where: str) -> None:
+    """Refuse a pool of ``workers`` actors of ``threads`` CPUs that ``found`` cannot hold all at once.
+
+    Raises:
+        UsageError: more CPUs than are free, or actors larger than any node.
+    """
+    need = workers * threads
+    fits = min(found.fits(threads), int(found.free // threads))
+    if need <= found.free and workers <= found.fits(threads):
+        return
+    advice = (
+        f"use --workers {fits} or fewer" if fits >= 1
+        else f"use --threads-per-worker {max(1, int(max(found.nodes, default=0)))} or fewer" if threads > 1
+        else "wait for the cluster's other jobs to free a CPU, or add a node"
+    )
+    raise UsageError(
+        f"error: --workers {workers} x --threads-per-worker {threads} needs {need} CPU{'s' if need != 1 else ''} "
+        f"(one actor of {threads} on a node), but the Ray cluster {where} has {found.describe()}; {advice} "
+        "(a pool that does not fit would wait for CPUs forever); nothing was written"
+    )
+
+
+class Stalled(Exception):
+    """No batch of results came back for ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no results came back for {seconds:g} s")
+        self.seconds = seconds
+
+
+_END = object()
+
+
+def drain(batches: Iterable[Any], stall_timeout: float, sink: Callable[[Any], None]) -> None:
+    """Pass every batch of ``batches`` to ``sink`` (on this thread), in the order they come.
+
+    ``batches`` is iterated on a daemon thread (Ray blocks there), at most two batches ahead,
+    so that this thread can give up: ``stall_timeout`` seconds (``0``: never) without a batch
+    raise :class:`Stalled`. An error of the iteration is raised here.
+
+    Raises:
+        Stalled: no batch for ``stall_timeout`` seconds.
+    """
+    handoff: "queue.Queue[Any]" = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                while not stop.is_set():
+                    try:
+                        handoff.put(batch, timeout=0.5)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            handoff.put(_END)
+        except BaseException as exc:  # handed to the driver thread, which raises it
+            handoff.put(exc)
+
+    thread = threading.Thread(target=produce, name="ray-results", daemon=True)
+    thread.start()
+    try:
+        while True:
+            try:
+                item = handoff.get(timeout=stall_timeout or None)
+            except queue.Empty:
+                raise Stalled(stall_timeout) from None
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            sink(item)
+    finally:
+        stop.set()
