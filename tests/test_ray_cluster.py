@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -41,9 +42,11 @@ RUN_TIMEOUT = 300
 
 
 def row(n: int) -> dict[str, Any]:
+    """A claim with 5 long passages (about 400 tokens each), so that a job lasts long enough to lose a node in."""
     evidence = [
-        {"reference": "M1", "memory_id": str(uuid.UUID(int=2 * n + 1)), "text": f"The launch moved to day {n % 5}."},
-        {"reference": "M2", "memory_id": str(uuid.UUID(int=2 * n + 2)), "text": f"Launch is day {(n * 3) % 5}."},
+        {"reference": f"M{k}", "memory_id": str(uuid.UUID(int=8 * n + k + 1)),
+         "text": " ".join(f"The launch moved to day {(n + k + j) % 5} after review {j}." for j in range(40))}
+        for k in range(5)
     ]
     value: dict[str, Any] = {"id": f"c{n}", "claim": f"The launch is on day {n % 7}.", "evidence": evidence}
     if n % 4 == 0:
@@ -228,17 +231,21 @@ def _lines_in(path: Path) -> int:
 
 
 def _first_batch(job: "subprocess.Popen[str]", out: Path) -> None:
-    """Wait until ``out`` holds a first batch (the job's actors are up and working)."""
+    """Wait until ``out`` holds a first batch (the job's actors are up and working), then pause the driver
+    (SIGSTOP: it writes nothing more, whatever Ray finishes meanwhile) until :func:`_kill_mid_job`."""
     deadline = time.monotonic() + RUN_TIMEOUT
     while _lines_in(out) == 0 and job.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+        time.sleep(0.02)
+    job.send_signal(signal.SIGSTOP)
 
 
 def _kill_mid_job(nodes: Nodes, job: "subprocess.Popen[str]", out: Path, node: Any) -> int:
-    """Kill ``node`` once ``out`` holds a first batch; the lines written by then (fewer than all: mid-job)."""
-    _first_batch(job, out)
+    """Kill ``node`` while the paused driver has written some rows but not all, then let the driver go on."""
     written = _lines_in(out)
-    nodes.kill(node)
+    try:
+        nodes.kill(node)
+    finally:
+        job.send_signal(signal.SIGCONT)
     assert 0 < written < len(ROWS), f"the node was not killed mid-job ({written} lines written)"
     return written
 
@@ -298,6 +305,7 @@ def test_a_job_stalled_by_a_lost_node_fails_clearly_and_resumes_to_the_local_res
     argv = command(source, out, tiny_model_dir, nodes.address, "--resume", "--rows-per-batch", "2")
     with subprocess.Popen([*argv, "--stall-timeout", "15"], stderr=subprocess.PIPE, text=True, env=environment()) as job:
         try:
+            _first_batch(job, out)
             _kill_mid_job(nodes, job, out, nodes.workers[0])
             _, stderr = job.communicate(timeout=RUN_TIMEOUT)
         finally:

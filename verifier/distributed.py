@@ -217,7 +217,7 @@ class VerifyBatch:
         envelopes: return ``{id, envelope}`` rows, ``envelope`` the line ``verify --output-format
             envelope`` writes for the row (with its newline; ``verify --engine ray --resume``).
         skip_id_digests: rows to leave out (already written): concatenated 16-byte
-            :func:`verifier.cli.bulk.id_digest` values of their ids.
+            :func:`verifier.envelopes.id_digest` values of their ids.
 
     Raises:
         RayVerificationError: the worker cannot open or verify the model directory.
@@ -235,7 +235,7 @@ class VerifyBatch:
         skip_id_digests: bytes = b"",
     ) -> None:
         from .claim_verifier import ClaimVerifier
-        from .cli.bulk import DigestSet
+        from .envelopes import DigestSet
 
         host = socket.gethostname()
         path = Path(model_dir)
@@ -285,7 +285,7 @@ class VerifyBatch:
         """Whether the row's id is in ``skip_id_digests`` (already written)."""
         if self.skip is None:
             return False
-        from .cli.bulk import id_digest, row_id
+        from .envelopes import id_digest, row_id
 
         key = row_id(item)
         return key is not None and id_digest(key) in self.skip
@@ -317,7 +317,7 @@ class VerifyBatch:
         except ClaimVerificationError as exc:
             raise RayVerificationError(f"worker on {socket.gethostname()}: model failure: {exc}") from exc
         if self.envelopes:
-            from .cli.bulk import envelope
+            from .envelopes import envelope
 
             lines = [envelope(item, next(verified) if isinstance(item, InputRow) else None) for item in items]
             return pa.table({"id": pa.array(ids, pa.string()), "envelope": pa.array(lines, pa.string())})
@@ -374,7 +374,7 @@ def verify_dataset(
             ``verify --output-format envelope`` writes for the row, byte for byte (for
             ``verify --engine ray --resume``; an invalid row's error keeps its ``unit``).
         skip_id_digests: leave out the rows with these ids (already written): concatenated
-            16-byte :func:`verifier.cli.bulk.id_digest` values, shipped to every actor.
+            16-byte :func:`verifier.envelopes.id_digest` values, shipped to every actor.
 
     Returns:
         The mapped dataset (nothing runs until it is consumed, e.g. ``write_json``).

@@ -38,6 +38,7 @@ class Capacity:
 
     total: float
     free: float
+    #: CPUs of each alive node, in ascending order
     nodes: tuple[float, ...]
 
     def fits(self, threads: int) -> int:
@@ -52,7 +53,7 @@ class Capacity:
 
 def capacity(ray: Any) -> Capacity:
     """The connected cluster's :class:`Capacity` (``ray.nodes()`` and ``ray.available_resources()``)."""
-    nodes = tuple(float(node.get("Resources", {}).get("CPU", 0.0)) for node in ray.nodes() if node.get("Alive"))
+    nodes = tuple(sorted(float(node.get("Resources", {}).get("CPU", 0.0)) for node in ray.nodes() if node.get("Alive")))
     return Capacity(sum(nodes), float(ray.available_resources().get("CPU", 0.0)), nodes)
 
 
