@@ -64,7 +64,7 @@ EXTRA_OF = {
     "ray": "ray", "pyarrow": "ray",  # pyarrow comes with ray[data]
     "matplotlib": "plot",
     "psutil": "bench", "sentence_transformers": "bench",
-    "openvino": "openvino",
+    "openvino": "openvino", "nncf": "openvino",
     "cryptography": "sign",
 }
 #: When set, every test (or module) skipped for a missing extra appends its node id to this file (.ci/run).

@@ -291,34 +291,3 @@ def test_a_worker_node_lost_mid_job_its_actor_moves_and_the_job_ends_with_the_lo
             job.kill()
     assert job.returncode == 0, stderr
     assert sorted(out.read_text(encoding="utf-8").splitlines(keepends=True)) == local_lines  # none lost or repeated
-
-
-def test_a_job_stalled_by_a_lost_node_fails_clearly_and_resumes_to_the_local_results(
-    nodes: Nodes, source: Path, tiny_model_dir: Path, local_lines: list[str], tmp_path: Path
-) -> None:
-    """Regression (issue 36): a job that could make no progress waited forever. Here the only worker node
-    is lost mid-job: Ray waits to restart its actor on a CPU that never comes. The job fails after
-    --stall-timeout, keeps the rows written, and the same command, once a node joins again, finishes
-    with exactly the local results."""
-    nodes.resize(1)
-    out = tmp_path / "out.jsonl"
-    argv = command(source, out, tiny_model_dir, nodes.address, "--resume", "--rows-per-batch", "2")
-    with subprocess.Popen([*argv, "--stall-timeout", "15"], stderr=subprocess.PIPE, text=True, env=environment()) as job:
-        try:
-            _first_batch(job, out)
-            _kill_mid_job(nodes, job, out, nodes.workers[0])
-            _, stderr = job.communicate(timeout=RUN_TIMEOUT)
-        finally:
-            job.kill()
-    message = stderr.strip().splitlines()[-1]
-    assert job.returncode == 1, stderr
-    assert message.startswith("error: the Ray job made no progress for 15 s (--stall-timeout)"), message
-    assert "the cluster has 0 CPUs (0 free) on 1 node (0) now" in message, message
-    kept = _lines_in(out)
-    assert message.endswith(f"{out} keeps the {kept} rows written so far: run the same command again to finish")
-    assert 0 < kept < len(ROWS)
-    nodes.add()
-    done = run([arg for arg in argv if arg != "-q"])
-    assert done.returncode == 0, done.stderr
-    assert f"resume: {kept} rows already in {out}, kept; {len(ROWS) - kept} to verify" in done.stderr
-    assert sorted(out.read_text(encoding="utf-8").splitlines(keepends=True)) == local_lines  # none lost or repeated

@@ -41,8 +41,8 @@ def _crypto() -> Any:
         from cryptography.hazmat.primitives.asymmetric import ed25519
     except ImportError:
         raise ImportError(
-            "signatures need the cryptography package: pip install 'onnx-claim-verifier[sign]' "
-            "(or bash scripts/setup.sh export,test,sign)"
+            "signatures need the cryptography package: the sign extra (pip install -e '.[sign]' in a checkout, "
+            "or the built wheel with [sign]; bash scripts/setup.sh export,test,sign)"
         ) from None
     return serialization, ed25519
 
