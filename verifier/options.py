@@ -22,16 +22,13 @@ __all__ = [
     "DEFAULT_SCORE_CACHE_MAX_ROWS",
 ]
 
-#: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`verifier.engine.batching.plan_batches`.
-#: Measured for the DeBERTa-v3-base configuration (onnxruntime 1.32, 2 CPU cores): a
-#: run's fixed cost (dispatch, relative-position projections) is ~7-20 tokens of work
-#: (``python -m bench tune``; figures in bench/results/final-2026-11-30.md).
+#: Cost of one onnxruntime ``run`` call in padded-token units, for :func:`verifier.engine.batching.plan_batches`:
+#: a run's fixed cost (dispatch, relative-position projections) in tokens of work, measured for the
+#: DeBERTa-v3-base configuration with ``python -m bench tune`` (bench/RESULTS.md).
 BATCH_OVERHEAD_TOKENS = 16.0
-#: The same cost for the dynamic-int8 variant, whose tokens are ~3-4x cheaper while a run's fixed
-#: cost is not: end to end (36 premises a claim, 12 claims interleaved, Intel Xeon host with AMX)
-#: 4.94 s at 16, 4.69 s at 32, 4.53 s at 64, 4.57 s at 128 (fewer, fuller batches); float32 was the
-#: same at 16 and 64 (14.09 vs 14.15 s). Used when ``batch_overhead_tokens`` is not given and the
-#: variant is ``"int8"`` (docs/performance.md, "The Intel Xeon host").
+#: The same cost for the dynamic-int8 variant, whose tokens are ~3-4x cheaper while a run's fixed cost is
+#: not, so fewer, fuller batches win (docs/performance.md, "The Intel Xeon host"). Used when
+#: ``batch_overhead_tokens`` is not given and the variant is ``"int8"``.
 INT8_BATCH_OVERHEAD_TOKENS = 64.0
 
 

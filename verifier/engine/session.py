@@ -40,26 +40,17 @@ GRAPH_OPTIMIZATION_LEVELS: tuple[str, ...] = ("disable", "basic", "extended", "a
 DEFAULT_PROVIDERS: tuple[str, ...] = ("CPUExecutionProvider",)
 #: Graph inputs the engine knows how to feed (all int64, shape (batch, length)).
 KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
-#: Session config entries set unless the caller gives the same key. Spinning off: the intra-op
-#: threads block instead of busy-waiting between parallel sections. On the shared 2-core AMD EPYC machine
-#: with others' work on it (load average 3-7) the end-to-end verifier ran 1.12-1.32x (float32) and
-#: 1.47-1.75x (int8) more claims/s with it off, interleaved in one run (``python -m bench.prme_e2e
-#: --sides ours-fp32,ours-fp32-spin,...``; bench/RESULTS.md, 2026-12-02); with the cores to itself
-#: spinning was 5 % (float32) and 16 % (int8) faster. Busy-waiting threads also take cores from the
-#: host application. The scores are bit-identical either way; ``{"session.intra_op.allow_spinning":
-#: "1"}`` (``RuntimeOptions.session_config_entries``) restores onnxruntime's default on a dedicated machine.
+#: Session config entries set unless the caller gives the same key (measurements: docs/performance.md).
+#: Spinning off: the intra-op threads block instead of busy-waiting between parallel sections, which was
+#: faster on a shared machine and leaves cores to the host application; the scores are bit-identical
+#: either way, and ``{"session.intra_op.allow_spinning": "1"}`` (``RuntimeOptions.session_config_entries``)
+#: restores onnxruntime's default on a dedicated machine.
 #:
-#: ``optimization.disable_specified_optimizers=SkipLayerNormFusion``: in the dynamic-int8 graphs
-#: onnxruntime 1.32 fuses each layer's last residual ``Add`` + ``LayerNormalization`` into
-#: ``SkipLayerNormalization``, whose CPU kernel ran several times slower than the pair it replaces
-#: (``python -m bench.profile``, int8 span graph, 48 tokens: 11.9 % of kernel time for the one fused
-#: node per layer, 1.9 % for the unfused pair in the same layer). Without the fusion, interleaved on
-#: the 2-core Intel Xeon (AVX-512, AMX) host: 9.1-9.8 vs 10.2-10.8 ms per 48-token sequence (1.10x),
-#: 74 vs 77 ms at 192 tokens. The float32 graphs are not fused either way (same optimised graph, same
-#: bits); the int8 logits move by up to ~4e-3 on the random-weights bench model (the LayerNorm is
-#: summed in another order, which moves the next layer's dynamic quantisation scale); variant gates
-#: and the score store's key use this setting. A caller's own value for the key replaces this one
-#: (``""`` re-enables every fusion; several names are separated by ``;``).
+#: ``optimization.disable_specified_optimizers=SkipLayerNormFusion``: onnxruntime fuses each int8 layer's
+#: residual ``Add`` + ``LayerNormalization`` into ``SkipLayerNormalization``, whose CPU kernel ran slower
+#: than the pair it replaces. The float32 graphs are not fused either way (same bits); the int8 logits
+#: move slightly (the LayerNorm is summed in another order), so variant gates and the score store's key
+#: use this setting. A caller's own value replaces it (``""`` re-enables every fusion; names separated by ``;``).
 DEFAULT_CONFIG_ENTRIES: Mapping[str, str] = {
     "session.intra_op.allow_spinning": "0",
     "optimization.disable_specified_optimizers": "SkipLayerNormFusion",
