@@ -73,6 +73,7 @@ def test_the_planners_per_run_cost_defaults_by_variant(tiny_int8_dir: Path) -> N
     from verifier.options import RuntimeOptions, default_batch_overhead_tokens
 
     assert (default_batch_overhead_tokens("int8"), default_batch_overhead_tokens(None)) == (64.0, 16.0)
+    assert (default_batch_overhead_tokens("bf16"), default_batch_overhead_tokens("ov-int8")) == (200.0, 200.0)
     assert RuntimeOptions().batch_overhead_tokens is None
     words = "the launch moved to wednesday after a long review of every open issue".split()
     pairs = [(" ".join(words[: 1 + i % len(words)] * (1 + i // len(words))), "The launch is on Tuesday.") for i in range(48)]
@@ -81,3 +82,14 @@ def test_the_planners_per_run_cost_defaults_by_variant(tiny_int8_dir: Path) -> N
     assert default_int8 == _batches(tiny_int8_dir, pairs, batch_overhead_tokens=64.0, **int8)
     assert default_int8 < _batches(tiny_int8_dir, pairs, batch_overhead_tokens=16.0, **int8)
     assert _batches(tiny_int8_dir, pairs) == _batches(tiny_int8_dir, pairs, batch_overhead_tokens=16.0)
+
+
+def test_the_openvino_variants_plan_fewer_fuller_batches(tiny_bf16_dir: Path) -> None:
+    """An OpenVINO call's fixed cost is larger than onnxruntime's (docs/performance.md): bf16 defaults to
+    200 padded tokens a run, so the same pairs run in fewer batches than under float32's 16."""
+    words = "the launch moved to wednesday after a long review of every open issue".split()
+    pairs = [(" ".join(words[: 1 + i % len(words)] * (1 + i // len(words))), "The launch is on Tuesday.") for i in range(48)]
+    bf16 = {"variant": "bf16", "max_batch_tokens": 256}
+    default_bf16 = _batches(tiny_bf16_dir, pairs, **bf16)
+    assert default_bf16 == _batches(tiny_bf16_dir, pairs, batch_overhead_tokens=200.0, **bf16)
+    assert default_bf16 < _batches(tiny_bf16_dir, pairs, batch_overhead_tokens=16.0, **bf16)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 __all__ = [
     "RuntimeOptions", "InputLimits", "Schedule", "Padding", "PADDING_LAYOUTS", "default_model_dir", "available_cpus",
     "MODEL_DIR_ENV", "DATA_DIR_ENV", "DATA_DIR_APP", "POINTER_FORMAT", "BATCH_OVERHEAD_TOKENS",
-    "INT8_BATCH_OVERHEAD_TOKENS", "default_batch_overhead_tokens",
+    "INT8_BATCH_OVERHEAD_TOKENS", "OPENVINO_BATCH_OVERHEAD_TOKENS", "OPENVINO_VARIANTS", "default_batch_overhead_tokens",
     "DEFAULT_MAX_BATCH_TOKENS", "user_data_dir", "pointer_path", "recorded_model_dir", "describe_lookup",
     "DEFAULT_SCORE_CACHE_MAX_ROWS",
 ]
@@ -30,12 +30,21 @@ BATCH_OVERHEAD_TOKENS = 16.0
 #: not, so fewer, fuller batches win (docs/performance.md, "The Intel Xeon host"). Used when
 #: ``batch_overhead_tokens`` is not given and the variant is ``"int8"``.
 INT8_BATCH_OVERHEAD_TOKENS = 64.0
+#: The variants ``python -m export`` builds for OpenVINO (docs/model-directory.md).
+OPENVINO_VARIANTS: tuple[str, ...] = ("bf16", "ov-int8")
+#: The same cost for the OpenVINO variants: an OpenVINO call costs ~15 ms however small, plus its
+#: shape inference when the shape changes, while a bf16 token on AMX costs ~0.17 ms, so fewer, fuller
+#: batches win by more (docs/performance.md, "Which variant on which CPU").
+OPENVINO_BATCH_OVERHEAD_TOKENS = 200.0
 
 
 def default_batch_overhead_tokens(variant: Optional[str]) -> float:
     """The planner's per-run cost for ``variant`` when none is given: :data:`INT8_BATCH_OVERHEAD_TOKENS`
-    for ``"int8"``, else :data:`BATCH_OVERHEAD_TOKENS`."""
-    return INT8_BATCH_OVERHEAD_TOKENS if variant == "int8" else BATCH_OVERHEAD_TOKENS
+    for ``"int8"``, :data:`OPENVINO_BATCH_OVERHEAD_TOKENS` for :data:`OPENVINO_VARIANTS`, else
+    :data:`BATCH_OVERHEAD_TOKENS`."""
+    if variant == "int8":
+        return INT8_BATCH_OVERHEAD_TOKENS
+    return OPENVINO_BATCH_OVERHEAD_TOKENS if variant in OPENVINO_VARIANTS else BATCH_OVERHEAD_TOKENS
 
 
 #: Default token budget of one padded batch (rows x padded length). Measured on the
@@ -188,8 +197,9 @@ class RuntimeOptions(BaseModel):
         graph_optimization_level: onnxruntime graph optimisation level at session creation.
         max_batch_tokens: token budget of one padded batch (batch rows x padded length).
         batch_overhead_tokens: cost of one onnxruntime run in padded-token units, used
-            by the batch planner (``None``, the default: :data:`BATCH_OVERHEAD_TOKENS`, or
-            :data:`INT8_BATCH_OVERHEAD_TOKENS` for the ``int8`` variant).
+            by the batch planner (``None``, the default: :func:`default_batch_overhead_tokens` of
+            ``variant``: :data:`BATCH_OVERHEAD_TOKENS`, :data:`INT8_BATCH_OVERHEAD_TOKENS` for ``int8``,
+            :data:`OPENVINO_BATCH_OVERHEAD_TOKENS` for ``bf16`` and ``ov-int8``).
         session_config_entries: onnxruntime session config entries set at load,
             e.g. ``{"session.intra_op.allow_spinning": "0"}``.
         verify_golden: re-score ``golden.json`` at load and refuse a disagreeing model.

@@ -110,7 +110,7 @@ class OnnxScorer(ModelHandle):
             ``{"session.intra_op.allow_spinning": "0"}``), set at load.
         batch_overhead_tokens: cost of one onnxruntime run in padded tokens for
             the batch planner (``None``: :func:`verifier.options.default_batch_overhead_tokens`
-            of ``variant``, 16 for float32 and 64 for ``int8``).
+            of ``variant``: 16 for float32, 64 for ``int8``, 200 for the OpenVINO variants).
         session_factory: makes the inference session from the verified model file
             (see :data:`SessionFactory`; e.g. to wrap or instrument onnxruntime's).
         enable_cpu_mem_arena: onnxruntime's CPU memory arena (default on; off
