@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from typing import NamedTuple
 
 from .guards import ATTEMPT, UNCERTAINTY, singular
 from .guards import speech_act_modes as reference_modes
-from .strict_values import MONTH_MAY_CONTEXT, canonical_number, has_total_cue, strict_values, values_conflict
+from .strict_values import MONTH_MAY_CONTEXT, canonical_number, has_total_cue, normal_text, strict_values, values_conflict
 
 __all__ = [
     "normalise",
@@ -58,16 +57,9 @@ QUESTION = "question"
 SPEAKER = "speaker"
 
 _I = re.IGNORECASE
-_TRANSLATE = str.maketrans(
-    {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-"}
-)
 
-
-def normalise(text: str) -> str:
-    """NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports")."""
-    if text.isascii():
-        return text  # NFKC and the table leave ASCII as it is (the common case, and fast)
-    return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
+#: NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports").
+normalise = normal_text
 
 
 # ---------------------------------------------------------------- self-reports
