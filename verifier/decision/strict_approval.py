@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .strict_frames import Marks, Sentence
+from .strict_frames import KeyIndex, Marks, Sentence
 from .strict_text import stems, view
 
 __all__ = ["approval_marks", "claim_about_approval"]
@@ -140,6 +140,9 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
             approved[key] = _approved_in(found, passage, head)
         return approved[key]
 
+    keys = KeyIndex([sentence.text for sentence in found])
+    pending, nouns = keys.holding(_PENDING_KEYS), keys.holding(_PENDING_NOUN_KEYS)
+    approving, refusing = keys.holding(_APPROVAL_KEYS), keys.holding(_REFUSAL_KEYS)
     # Each passage-wide reach (a heading, a document named elsewhere) is walked once per passage
     # and document: linear time on long passages (docs/performance.md).
     for index, sentence in enumerate(found):
@@ -161,14 +164,13 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
                 if found[other].words & claim_stems:  # only where claim content is can a mark matter
                     marks.setdefault(other, []).append((0, len(found[other].text), label.group(0).strip()))
             continue
-        low = text.lower()
-        adjectives = (list(_PENDING.finditer(text)) if any(key in low for key in _PENDING_KEYS) else []) + [
+        adjectives = (list(_PENDING.finditer(text)) if pending[index] else []) + [
             match
-            for match in (_PENDING_NOUN.finditer(text) if any(key in low for key in _PENDING_NOUN_KEYS) else ())
+            for match in (_PENDING_NOUN.finditer(text) if nouns[index] else ())
             if not approved_in(sentence.passage, _head(match.group(0)))
         ]
-        approvals = list(_NOT_APPROVED.finditer(text)) if any(key in low for key in _APPROVAL_KEYS) else []
-        refusals = list(_TURNED_DOWN.finditer(text)) if any(key in low for key in _REFUSAL_KEYS) else []
+        approvals = list(_NOT_APPROVED.finditer(text)) if approving[index] else []
+        refusals = list(_TURNED_DOWN.finditer(text)) if refusing[index] else []
         if not adjectives and not approvals and not refusals:
             continue
         previous = index - 1 if index > 0 and found[index - 1].passage == sentence.passage else None

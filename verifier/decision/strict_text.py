@@ -85,7 +85,8 @@ def view(text: str) -> str:
     """The text the strict rules read: :func:`normalise`, then a named speaker's first-person quote
     read as the speaker's own statement (docs/policy.md, "Normalisation and self-reports"): ``Alice said, "I don't use
     Jira"`` reads ``Alice don't use Jira`` — not an attribution, and its negation counts."""
-    return _SELF_REPORT.sub(_self_report, normalise(text))
+    text = normalise(text)
+    return _SELF_REPORT.sub(_self_report, text) if '"' in text else text  # a quote is needed: cheap test first
 
 
 # ---------------------------------------------------------------- words, content tokens and stems
@@ -175,7 +176,7 @@ def stems(text: str) -> frozenset[str]:
     """Strict content tokens, crudely stemmed (``shipped`` = ``ships`` = ``ship``, ``led`` = ``lead``),
     near-synonym verbs merged (``works`` = ``runs``) and pronouns and fillers left out: the words
     the scoping rules compare (docs/policy.md, "Normalisation and self-reports")."""
-    found = {_word_stem(word) for word in _TOKEN.findall(normalise(text))}
+    found = set(map(_word_stem, _TOKEN.findall(normalise(text))))
     found.discard("")
     return frozenset(found)
 
