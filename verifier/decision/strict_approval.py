@@ -140,6 +140,8 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
             approved[key] = _approved_in(found, passage, head)
         return approved[key]
 
+    # Only where claim content is can a mark of a document's other sentences matter.
+    about = [index for index, sentence in enumerate(found) if sentence.words & claim_stems]
     keys = KeyIndex([sentence.text for sentence in found])
     pending, nouns = keys.holding(_PENDING_KEYS), keys.holding(_PENDING_NOUN_KEYS)
     approving, refusing = keys.holding(_APPROVAL_KEYS), keys.holding(_REFUSAL_KEYS)
@@ -211,10 +213,9 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
                 framed_first.add(first)
                 marks.setdefault(first, []).append((0, len(found[first].text), trigger))
             continue
-        for other, candidate in enumerate(found):
+        for other in about:
+            candidate = found[other]
             if other == index or candidate.passage != sentence.passage or not head <= candidate.words:
-                continue
-            if not candidate.words & claim_stems:
                 continue
             if not _APPROVAL_STATED.search(candidate.text):
                 marks.setdefault(other, []).append((0, len(candidate.text), trigger))

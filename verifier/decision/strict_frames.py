@@ -82,10 +82,14 @@ def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = 
         number = 0
         for line_number, line in enumerate(_LINES.split(text)):
             item = bool(_LIST_ITEM.match(line))
-            for segment in split_segments(line):
+            # Both splits need a sentence end: a line or segment without one is one piece.
+            ends = "." in line or "!" in line or "?" in line
+            for segment in split_segments(line) if ends else [line.strip()] if line.strip() else []:
                 number += 1
                 keep = keeps is None or number in keeps[index]
-                for sentence in _SENTENCE_END.split(view(segment)):
+                viewed = view(segment)
+                ends = "." in viewed or "!" in viewed or "?" in viewed
+                for sentence in _SENTENCE_END.split(viewed) if ends else [viewed]:
                     if sentence.strip():
                         found.append(Sentence(index, number, sentence, keep, stems(sentence), line_number, item))
     return found
@@ -264,8 +268,10 @@ def frame_marks(
     for index, sentence in enumerate(found):
         if index and found[index - 1].passage != sentence.passage:
             opening, framed = True, -1
-        label = is_label(sentence.text) if approval and status[index] else None
-        if label and (opening or _whole_line(found, index)):
+        # A label counts only opening its passage or alone on its line: tested first, it is cheap.
+        framing = approval and status[index] and (opening or _whole_line(found, index))
+        label = is_label(sentence.text) if framing else None
+        if label:
             if framed < 0:
                 framed = index
                 for other in range(index + 1, len(found)):
