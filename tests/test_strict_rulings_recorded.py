@@ -17,7 +17,7 @@ import json
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pytest
@@ -49,7 +49,7 @@ class KeyScorer:
     def __init__(self, key: str) -> None:
         self.key = key
 
-    def score(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+    def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         rows = [(0.95, 0.02, 0.03) if self.key in premise else (0.03, 0.02, 0.95) for premise, _ in pairs]
         return np.asarray(rows, dtype=np.float64).reshape(len(rows), 3)
 

@@ -166,6 +166,8 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
                 if found[other].words & claim_stems:  # only where claim content is can a mark matter
                     marks.setdefault(other, []).append((0, len(found[other].text), label.group(0).strip()))
             continue
+        if not (pending[index] or nouns[index] or approving[index] or refusing[index]):
+            continue  # no marker can match
         adjectives = (list(_PENDING.finditer(text)) if pending[index] else []) + [
             match
             for match in (_PENDING_NOUN.finditer(text) if nouns[index] else ())
@@ -179,7 +181,8 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
         head = _head(text)
         # "It" after a contrast points into its own sentence ("A sequel was proposed but the
         # studio has not approved it"), not at the sentence before.
-        first_clause = min((m.start() for m in _CONTRAST.finditer(text)), default=len(text))
+        cuts = list(_CONTRAST.finditer(text))
+        first_clause = min((m.start() for m in cuts), default=len(text))
         leading = [m for m in approvals + refusals if m.start() < first_clause]
         pronoun = previous is not None and (
             bool(_PRONOUN_SUBJECT.search(text))
@@ -196,7 +199,6 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
                 continue  # the claim reports the document itself
             if not head and not (pronoun and approvals_plain):
                 continue  # a ship scrapped, an appeal rejected: no document
-        cuts = list(_CONTRAST.finditer(text))
         for marker in adjectives + approvals + refusals:
             start = max([m.end() for m in cuts if m.end() <= marker.start()], default=0)
             end = min([m.start() for m in cuts if m.start() >= marker.end()], default=len(text))
