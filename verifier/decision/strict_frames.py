@@ -30,6 +30,7 @@ __all__ = [
     "KeyIndex",
     "Marks",
     "sentences",
+    "lines",
     "support_targets",
     "frame_marks",
     "is_label",
@@ -71,6 +72,15 @@ class Finding(NamedTuple):
     trigger: str
 
 
+def lines(text: str) -> list[str]:
+    """``text`` split at each run of line breaks (a line feed, a carriage return before it allowed), as ``_LINES`` splits."""
+    if "\r" in text:
+        return _LINES.split(text)
+    # str.split and the runs' empty lines dropped: the same pieces, much faster on a long passage.
+    parts = text.split("\n")
+    return [parts[0], *filter(None, parts[1:-1]), parts[-1]] if len(parts) > 1 else parts
+
+
 def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = None) -> list[Sentence]:
     """The sentences of a group's passages in order; ``kept`` (a recheck's segment numbers per
     passage) marks the sentences of the segments the recheck dropped. Segments are numbered as
@@ -80,7 +90,7 @@ def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = 
     keeps = None if kept is None else [frozenset(numbers) for numbers in kept]
     for index, text in enumerate(texts):
         number = 0
-        for line_number, line in enumerate(_LINES.split(text)):
+        for line_number, line in enumerate(lines(text)):
             item = bool(_LIST_ITEM.match(line))
             # Both splits need a sentence end: a line or segment without one is one piece.
             ends = "." in line or "!" in line or "?" in line

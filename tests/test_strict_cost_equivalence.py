@@ -1,17 +1,23 @@
-"""The strict value rule reads a passage only for the kinds of value the claim names
-(:func:`verifier.decision.strict_values.strict_values` with ``kinds``; docs/policy.md, "Cost"):
-these tests fail if reading fewer kinds ever gives a kind other values than the whole reading.
+"""The strict policy's cheap paths give what their definitions give (docs/policy.md, "Cost").
+
+The value rule reads a passage only for the kinds of value the claim names
+(:func:`verifier.decision.strict_values.strict_values` with ``kinds``): these tests fail if
+reading fewer kinds ever gives a kind other values than the whole reading. The fast forms of
+normalisation, of the sentence-start test and of the line split are checked against the
+definitions they replace. tests/test_strict_rulings_recorded.py checks the rulings themselves.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import unicodedata
 from pathlib import Path
 
 import pytest
 
+from verifier.decision.strict_frames import lines
 from verifier.decision.strict_values import normal_text, opens_sentence, strict_values, values_conflict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,3 +99,13 @@ def test_value_conflicts_are_the_same_with_the_whole_reading() -> None:
     pairs += [(claim, text) for claim in ("It shipped on Friday.", "It cost $5 million in May 2020.") for text in _fuzz(500)]
     for claim, text in pairs:
         assert values_conflict(claim, text) == values_conflict(claim, text, passage_values=strict_values(text)), (claim, text)
+
+
+def test_lines_match_the_pattern_split() -> None:
+    pattern = re.compile(r"(?:\r?\n)+")
+    chance = random.Random(36)
+    pieces = ["a", "b c", "\n", "\n", "\r\n", "\r", " ", "."]
+    texts = ["", "\n", "\n\n", "a\n", "\na", "a\n\n\nb", "\r\n"] + _texts()
+    texts += ["".join(chance.choices(pieces, k=chance.randint(1, 10))) for _ in range(3000)]
+    for text in texts:
+        assert lines(text) == pattern.split(text), repr(text)
