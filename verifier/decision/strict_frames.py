@@ -138,7 +138,7 @@ _STATUS_KEYS = (
 
 class KeyIndex:
     """Which of many texts hold a substring, from one search of them all lowered and joined: a
-    cheap test before a slow pattern on every sentence of a long passage (docs/performance.md)."""
+    cheap test before a slow pattern on every sentence of a long passage (docs/policy.md, "Cost")."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.texts = texts

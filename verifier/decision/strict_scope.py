@@ -144,7 +144,7 @@ def _attribution_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -
         if not sentence.words & claim_stems:
             continue  # a mark of its own sentence matters only where claim content is
         if "," not in sentence.text and ":" not in sentence.text:
-            continue  # every frame below needs one (a cheap test first: docs/performance.md)
+            continue  # every frame below needs one (a cheap test first: docs/policy.md, "Cost")
         for match in [*_LEADING_FRAME.finditer(sentence.text), *_LEADING_HEDGE.finditer(sentence.text)]:
             marks.setdefault(index, []).append((match.end(), len(sentence.text), match.group(0).strip(" ,:")))
         trailing = _TRAILING_FRAME.search(sentence.text)

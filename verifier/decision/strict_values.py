@@ -148,7 +148,7 @@ def month_may(text: str) -> bool:
     capitalised "May" that is not followed by a capitalised word (a name, or "May I") and does not
     open a sentence as a modal ("May we …"). Matched on normalised text."""
     if "may" not in text.lower():
-        return False  # every pattern needs it (a cheap test first: docs/performance.md)
+        return False  # every pattern needs it (a cheap test first: docs/policy.md, "Cost")
     if MONTH_MAY_CONTEXT.search(text):
         return True
     return any(
