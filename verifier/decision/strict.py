@@ -227,9 +227,9 @@ class _Rules:
         )
 
     def values(self, group: tuple[int, ...]) -> dict[str, frozenset[str]]:
-        """:func:`strict_values` of the group's joined passages, read once per verification."""
+        """:func:`strict_values` of the group's joined passages, of the claim's kinds (the only ones compared), read once."""
         if group not in self._values:
-            self._values[group] = strict_values(self.joined(group))
+            self._values[group] = strict_values(self.joined(group), frozenset(self.claim_values))
         return self._values[group]
 
     def value_conflict(self, group: tuple[int, ...]) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .strict_frames import Marks, Sentence
+from .strict_frames import KeyIndex, Marks, Sentence
 from .strict_text import stems, view
 
 __all__ = ["approval_marks", "claim_about_approval"]
@@ -140,6 +140,11 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
             approved[key] = _approved_in(found, passage, head)
         return approved[key]
 
+    # Only where claim content is can a mark of a document's other sentences matter.
+    about = [index for index, sentence in enumerate(found) if sentence.words & claim_stems]
+    keys = KeyIndex([sentence.text for sentence in found])
+    pending, nouns = keys.holding(_PENDING_KEYS), keys.holding(_PENDING_NOUN_KEYS)
+    approving, refusing = keys.holding(_APPROVAL_KEYS), keys.holding(_REFUSAL_KEYS)
     # Each passage-wide reach (a heading, a document named elsewhere) is walked once per passage
     # and document: linear time on long passages (docs/performance.md).
     for index, sentence in enumerate(found):
@@ -161,21 +166,23 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
                 if found[other].words & claim_stems:  # only where claim content is can a mark matter
                     marks.setdefault(other, []).append((0, len(found[other].text), label.group(0).strip()))
             continue
-        low = text.lower()
-        adjectives = (list(_PENDING.finditer(text)) if any(key in low for key in _PENDING_KEYS) else []) + [
+        if not (pending[index] or nouns[index] or approving[index] or refusing[index]):
+            continue  # no marker can match
+        adjectives = (list(_PENDING.finditer(text)) if pending[index] else []) + [
             match
-            for match in (_PENDING_NOUN.finditer(text) if any(key in low for key in _PENDING_NOUN_KEYS) else ())
+            for match in (_PENDING_NOUN.finditer(text) if nouns[index] else ())
             if not approved_in(sentence.passage, _head(match.group(0)))
         ]
-        approvals = list(_NOT_APPROVED.finditer(text)) if any(key in low for key in _APPROVAL_KEYS) else []
-        refusals = list(_TURNED_DOWN.finditer(text)) if any(key in low for key in _REFUSAL_KEYS) else []
+        approvals = list(_NOT_APPROVED.finditer(text)) if approving[index] else []
+        refusals = list(_TURNED_DOWN.finditer(text)) if refusing[index] else []
         if not adjectives and not approvals and not refusals:
             continue
         previous = index - 1 if index > 0 and found[index - 1].passage == sentence.passage else None
         head = _head(text)
         # "It" after a contrast points into its own sentence ("A sequel was proposed but the
         # studio has not approved it"), not at the sentence before.
-        first_clause = min((m.start() for m in _CONTRAST.finditer(text)), default=len(text))
+        cuts = list(_CONTRAST.finditer(text))
+        first_clause = min((m.start() for m in cuts), default=len(text))
         leading = [m for m in approvals + refusals if m.start() < first_clause]
         pronoun = previous is not None and (
             bool(_PRONOUN_SUBJECT.search(text))
@@ -192,7 +199,6 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
                 continue  # the claim reports the document itself
             if not head and not (pronoun and approvals_plain):
                 continue  # a ship scrapped, an appeal rejected: no document
-        cuts = list(_CONTRAST.finditer(text))
         for marker in adjectives + approvals + refusals:
             start = max([m.end() for m in cuts if m.end() <= marker.start()], default=0)
             end = min([m.start() for m in cuts if m.start() >= marker.end()], default=len(text))
@@ -209,10 +215,9 @@ def approval_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Ma
                 framed_first.add(first)
                 marks.setdefault(first, []).append((0, len(found[first].text), trigger))
             continue
-        for other, candidate in enumerate(found):
+        for other in about:
+            candidate = found[other]
             if other == index or candidate.passage != sentence.passage or not head <= candidate.words:
-                continue
-            if not candidate.words & claim_stems:
                 continue
             if not _APPROVAL_STATED.search(candidate.text):
                 marks.setdefault(other, []).append((0, len(candidate.text), trigger))

@@ -14,6 +14,7 @@ has no nested quantifiers.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import NamedTuple, Optional, Sequence
 
@@ -26,8 +27,10 @@ from .strict_text import stems, unit_modes, view
 __all__ = [
     "Sentence",
     "Finding",
+    "KeyIndex",
     "Marks",
     "sentences",
+    "lines",
     "support_targets",
     "frame_marks",
     "is_label",
@@ -69,19 +72,34 @@ class Finding(NamedTuple):
     trigger: str
 
 
+def lines(text: str) -> list[str]:
+    """``text`` split at each run of line breaks (a line feed, a carriage return before it allowed), as ``_LINES`` splits."""
+    if "\r" in text:
+        return _LINES.split(text)
+    # str.split and the runs' empty lines dropped: the same pieces, much faster on a long passage.
+    parts = text.split("\n")
+    return [parts[0], *filter(None, parts[1:-1]), parts[-1]] if len(parts) > 1 else parts
+
+
 def sentences(texts: Sequence[str], kept: Optional[Sequence[tuple[int, ...]]] = None) -> list[Sentence]:
     """The sentences of a group's passages in order; ``kept`` (a recheck's segment numbers per
     passage) marks the sentences of the segments the recheck dropped. Segments are numbered as
     :func:`split_segments` numbers them (a line break always ends a segment)."""
     found = []
+    # Sets, not the recheck's tuples: one lookup per segment keeps a long passage linear.
+    keeps = None if kept is None else [frozenset(numbers) for numbers in kept]
     for index, text in enumerate(texts):
         number = 0
-        for line_number, line in enumerate(_LINES.split(text)):
+        for line_number, line in enumerate(lines(text)):
             item = bool(_LIST_ITEM.match(line))
-            for segment in split_segments(line):
+            # Both splits need a sentence end: a line or segment without one is one piece.
+            ends = "." in line or "!" in line or "?" in line
+            for segment in split_segments(line) if ends else [line.strip()] if line.strip() else []:
                 number += 1
-                keep = kept is None or number in kept[index]
-                for sentence in _SENTENCE_END.split(view(segment)):
+                keep = keeps is None or number in keeps[index]
+                viewed = view(segment)
+                ends = "." in viewed or "!" in viewed or "?" in viewed
+                for sentence in _SENTENCE_END.split(viewed) if ends else [viewed]:
                     if sentence.strip():
                         found.append(Sentence(index, number, sentence, keep, stems(sentence), line_number, item))
     return found
@@ -111,6 +129,42 @@ _FINITE = re.compile(
 )
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6]|\d{1,3}[.)])\s+")
 _LABEL_WORDS = 12
+#: Substrings (lower case) without which _STATUS cannot match an ASCII text.
+_STATUS_KEYS = (
+    "draft", "propos", "approved", "signed", "confirmed", "unverified", "provisional", "tentative", "preliminary",
+    "embargoed", "rfc", "wip", "progress", "review", "pending", "awaiting", "rumo", "final", "adopted", "agreed",
+)  # fmt: skip
+
+
+class KeyIndex:
+    """Which of many texts hold a substring, from one search of them all lowered and joined: a
+    cheap test before a slow pattern on every sentence of a long passage (docs/policy.md, "Cost")."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = texts
+        lowered = [text.lower() for text in texts]
+        self.joined = "\0".join(lowered)
+        self.starts, position = [], 0
+        for text in lowered:
+            self.starts.append(position)
+            position += len(text) + 1
+
+    def holding(self, keys: Sequence[str]) -> list[bool]:
+        """Per text: whether ``text.lower()`` holds one of ``keys`` (lower case, without NUL)."""
+        found = [False] * len(self.texts)
+        for key in keys:
+            position = self.joined.find(key)
+            while position >= 0:
+                index = bisect.bisect_right(self.starts, position) - 1
+                found[index] = True
+                following = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.joined)
+                position = self.joined.find(key, following)
+        return found
+
+    def status_possible(self) -> list[bool]:
+        """Per text: whether _STATUS may match it (a non-ASCII text always may: its case folding
+        is not :meth:`str.lower`'s)."""
+        return [hit or not text.isascii() for hit, text in zip(self.holding(_STATUS_KEYS), self.texts)]
 
 
 def is_label(text: str) -> Optional[str]:
@@ -220,11 +274,14 @@ def frame_marks(
     # Each rule marks a sentence once: the first label of a passage already frames all that a
     # later one would, and so does the first of several unclosed quotes (linear time).
     opening, framed = True, -1
+    status = KeyIndex([sentence.text for sentence in found]).status_possible() if approval else []
     for index, sentence in enumerate(found):
         if index and found[index - 1].passage != sentence.passage:
             opening, framed = True, -1
-        label = is_label(sentence.text) if approval else None
-        if label and (opening or _whole_line(found, index)):
+        # A label counts only opening its passage or alone on its line: tested first, it is cheap.
+        framing = approval and status[index] and (opening or _whole_line(found, index))
+        label = is_label(sentence.text) if framing else None
+        if label:
             if framed < 0:
                 framed = index
                 for other in range(index + 1, len(found)):

@@ -112,7 +112,7 @@ def truncation_matters(claim: str, modes: frozenset[str], premise: str) -> bool:
         question = frozenset({QUESTION}) if opens_question(sentence.text) else frozenset()
         if not modes_compatible(unit_modes(sentence.text) | question, modes):
             return True
-        values = strict_values(sentence.text)
+        values = strict_values(sentence.text, frozenset(claim_values))
         if any(kind in values for kind in claim_values):
             return True
     return best == 0 or best_end > seen

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import AbstractSet, Optional, Sequence
 
 from .guards import UNCERTAINTY
 from .strict_approval import approval_marks, claim_about_approval
@@ -143,6 +143,8 @@ def _attribution_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -
     for index, sentence in enumerate(found):
         if not sentence.words & claim_stems:
             continue  # a mark of its own sentence matters only where claim content is
+        if "," not in sentence.text and ":" not in sentence.text:
+            continue  # every frame below needs one (a cheap test first: docs/policy.md, "Cost")
         for match in [*_LEADING_FRAME.finditer(sentence.text), *_LEADING_HEDGE.finditer(sentence.text)]:
             marks.setdefault(index, []).append((match.end(), len(sentence.text), match.group(0).strip(" ,:")))
         trailing = _TRAILING_FRAME.search(sentence.text)
@@ -182,14 +184,21 @@ def _states(clean: _Unit, carried: frozenset[str], subject: frozenset[str], clai
     return len(missing) == 1 or missing <= subject
 
 
-def _units(found: Sequence[Sentence], modes: frozenset[str], marks: Marks, claim_stems: frozenset[str]) -> list[_Unit]:
+def _units(
+    found: Sequence[Sentence], modes: frozenset[str], marks: Marks, claim_stems: frozenset[str], targets: AbstractSet[int]
+) -> list[_Unit]:
     """The clauses that hold claim stems, with their problem: a clause without any can neither
-    carry the claim's content nor state it, so it is not read (linear, cheap on long passages)."""
+    carry the claim's content nor state it, so it is not read (linear, cheap on long passages).
+    An offending clause outside the support sentences (``targets``) is left out: it neither
+    vetoes nor states anything."""
     units = []
     for index, sentence in enumerate(found):
         if not sentence.words & claim_stems:
             continue
+        target = index in targets
         if not sentence.kept:
+            if not target:
+                continue
             # Dropped for a speech act (a question, a hedge): it must not carry the content alone.
             # Dropped for a negation only: the negation rule reads it.
             if not modes_compatible(unit_modes(sentence.text), modes):
@@ -207,6 +216,8 @@ def _units(found: Sequence[Sentence], modes: frozenset[str], marks: Marks, claim
             before = sentence.text[:start].rstrip()
             asked = question | (frozenset({QUESTION}) if before.endswith(":") and opens_question(clause) else frozenset())
             bad = bool(marked) or not modes_compatible(unit_modes(clause, questions=False) | asked, modes)
+            if bad and not target:
+                continue
             trigger = marked[0] if marked else (sentence.text if question else clause) if bad else ""
             units.append(
                 _Unit(clause_stems, SPEECH_ACT if bad else None, not bad and is_negated(clause), bool(_PRONOUN_OPENING.search(clause)),
@@ -237,10 +248,10 @@ def speech_act_problem(claim: str, modes: frozenset[str], found: Sequence[Senten
     for source in sources:
         for index, spans in source.items():
             marks.setdefault(index, []).extend(spans)
-    units = _units(found, modes, marks, claim_stems)
+    targets = set(support_targets(claim_stems, found))
+    units = _units(found, modes, marks, claim_stems, targets)
     clean = [unit for unit in units if unit.problem is None and not unit.negated]
     subject = claim_subject(claim)
-    targets = set(support_targets(claim_stems, found))
     stated: dict[frozenset[str], bool] = {}  # by carried stems: one scan of the clean clauses each
     for rule in (SPEECH_ACT, DROPPED):
         for unit in units:

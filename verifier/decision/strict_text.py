@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from typing import NamedTuple
 
 from .guards import ATTEMPT, UNCERTAINTY, singular
 from .guards import speech_act_modes as reference_modes
-from .strict_values import MONTH_MAY_CONTEXT, canonical_number, has_total_cue, strict_values, values_conflict
+from .strict_values import MONTH_MAY_CONTEXT, canonical_number, has_total_cue, normal_text, strict_values, values_conflict
 
 __all__ = [
     "normalise",
@@ -58,16 +57,9 @@ QUESTION = "question"
 SPEAKER = "speaker"
 
 _I = re.IGNORECASE
-_TRANSLATE = str.maketrans(
-    {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-"}
-)
 
-
-def normalise(text: str) -> str:
-    """NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports")."""
-    if text.isascii():
-        return text  # NFKC and the table leave ASCII as it is (the common case, and fast)
-    return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
+#: NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports").
+normalise = normal_text
 
 
 # ---------------------------------------------------------------- self-reports
@@ -93,7 +85,8 @@ def view(text: str) -> str:
     """The text the strict rules read: :func:`normalise`, then a named speaker's first-person quote
     read as the speaker's own statement (docs/policy.md, "Normalisation and self-reports"): ``Alice said, "I don't use
     Jira"`` reads ``Alice don't use Jira`` — not an attribution, and its negation counts."""
-    return _SELF_REPORT.sub(_self_report, normalise(text))
+    text = normalise(text)
+    return _SELF_REPORT.sub(_self_report, text) if '"' in text else text  # a quote is needed: cheap test first
 
 
 # ---------------------------------------------------------------- words, content tokens and stems
@@ -183,7 +176,7 @@ def stems(text: str) -> frozenset[str]:
     """Strict content tokens, crudely stemmed (``shipped`` = ``ships`` = ``ship``, ``led`` = ``lead``),
     near-synonym verbs merged (``works`` = ``runs``) and pronouns and fillers left out: the words
     the scoping rules compare (docs/policy.md, "Normalisation and self-reports")."""
-    found = {_word_stem(word) for word in _TOKEN.findall(normalise(text))}
+    found = set(map(_word_stem, _TOKEN.findall(normalise(text))))
     found.discard("")
     return frozenset(found)
 

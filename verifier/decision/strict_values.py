@@ -16,20 +16,25 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Optional
+from typing import AbstractSet, Callable, Optional
 import unicodedata
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["canonical_number", "strict_values", "values_conflict", "has_total_cue", "month_may", "opens_sentence"]
+__all__ = ["normal_text", "canonical_number", "strict_values", "values_conflict", "has_total_cue", "month_may", "opens_sentence"]
 
 _I = re.IGNORECASE
-_TRANSLATE = str.maketrans(
-    {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-"}
-)
+_STRAIGHT = (("\u2019", "'"), ("\u2018", "'"), ("\u02bc", "'"), ("\u2032", "'"), ("\u201c", '"'), ("\u201d", '"'), ("\u2212", "-"))
 
 
-def _normal(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
+def normal_text(text: str) -> str:
+    """NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports")."""
+    if text.isascii():
+        return text  # NFKC and the replacements leave ASCII as it is
+    text = unicodedata.normalize("NFKC", text)
+    for curly, straight in _STRAIGHT:  # str.replace per character: much faster than str.translate
+        if curly in text:
+            text = text.replace(curly, straight)
+    return text
 
 
 def canonical_number(text: str) -> str:
@@ -131,14 +136,19 @@ _MODAL_FOLLOWER = re.compile(r"\s+(?:we|you|he|she|it|they)\b")
 
 def opens_sentence(text: str, position: int) -> bool:
     """Whether ``position`` starts a sentence: only quotes or brackets after a line or sentence end."""
-    before = text[:position].rstrip(" \t\"'([{")
-    return not before or before[-1] in ".!?\n"
+    # Walked back from ``position``, not sliced: a long passage with many "May" stays linear.
+    index = position - 1
+    while index >= 0 and text[index] in " \t\"'([{":
+        index -= 1
+    return index < 0 or text[index] in ".!?\n"
 
 
 def month_may(text: str) -> bool:
     """Whether ``text`` names the month May: "may" in a month context (``in May``, ``May 4``), or a
     capitalised "May" that is not followed by a capitalised word (a name, or "May I") and does not
     open a sentence as a modal ("May we …"). Matched on normalised text."""
+    if "may" not in text.lower():
+        return False  # every pattern needs it (a cheap test first: docs/policy.md, "Cost")
     if MONTH_MAY_CONTEXT.search(text):
         return True
     return any(
@@ -188,18 +198,60 @@ def _bounds(text: str, start: int, digits: str, scaled: bool) -> tuple[float, fl
     return (1 - tolerance / raw, 1 + tolerance / raw)
 
 
-def strict_values(text: str) -> dict[str, frozenset[str]]:
+def strict_values(text: str, kinds: Optional[AbstractSet[str]] = None) -> dict[str, frozenset[str]]:
     """Values by kind after normalisation (docs/policy.md, "Values"): ``date`` (month-day, ISO
     and written forms alike; a date's year also counts as a ``number``), ``quantity:<family>``
     (readings in the family's base unit: ``2 hours`` = ``120 minutes``, ``$5M`` = ``$5,000,000``),
     ``number`` (canonical; number words two…fifty; ``1.5 million`` = ``1500000``), ``weekday``
     (names and capitalised abbreviations), ``month`` (names, a date's month too; "May" as
-    :func:`month_may` says)."""
-    return _scan(text)[0]
+    :func:`month_may` says).
+
+    ``kinds``: only these kinds are read and returned, each with exactly the values the whole
+    reading gives it (a comparison with a claim reads only the claim's kinds: a passage's
+    numbers are not parsed for a claim that names only a weekday)."""
+    return _scan(text, kinds, bounded=False)[0]
 
 
-def _scan(text: str) -> tuple[dict[str, frozenset[str]], Bounds]:
-    text = _PER_CENT.sub("percent", _normal(text))
+_DAY_END = re.compile(r"day\b", _I)
+_WEEKDAY_WORD = re.compile(r"monday|tuesday|wednesday|thursday|friday|saturday|sunday", _I)
+_ABBREVIATION_ANYWHERE = re.compile(r"(?:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\b")
+_WORD_CHARACTER = re.compile(r"\w")
+
+
+def _plain_weekdays(text: str) -> Optional[set[str]]:
+    """The weekdays :data:`_WEEKDAY` and :data:`_WEEKDAY_ABBREVIATION` read in ``text``, found
+    from the cheap end patterns ("day" at a word's end, an abbreviation's word end), or ``None``
+    when a weekday is glued to a word or number before it ("$5Friday", "5 JanFriday"): blanking
+    the value before it would free it, so the caller reads the values first."""
+    days: set[str] = set()
+    for match in _DAY_END.finditer(text):
+        end = match.end()
+        for start in range(max(0, end - 9), end - 5):  # the names have 6 to 9 letters
+            if _WEEKDAY_WORD.fullmatch(text, start, end):
+                if start and _WORD_CHARACTER.match(text, start - 1):
+                    return None
+                days.add(text[start:end].lower())
+    for match in _ABBREVIATION_ANYWHERE.finditer(text):
+        if match.start() and _WORD_CHARACTER.match(text, match.start() - 1):
+            return None
+        prefix = match.group(0)[:3].lower()
+        days.add(next(day for day in _WEEKDAYS if day.startswith(prefix)))
+    return days
+
+
+def _scan(text: str, kinds: Optional[AbstractSet[str]] = None, *, bounded: bool = True) -> tuple[dict[str, frozenset[str]], Bounds]:
+    """The values of ``text`` by kind (only ``kinds``, when given) and, with ``bounded``, how
+    loosely each number is stated (:func:`_bounds`)."""
+    text = _PER_CENT.sub("percent", normal_text(text))
+    numeric = kinds is None or any(kind == "number" or kind.startswith("quantity:") for kind in kinds)
+    months = kinds is None or "month" in kinds
+    weekdays = kinds is None or "weekday" in kinds
+    # Dates, money, scaled numbers and decades are read first and blanked out, so later patterns
+    # do not read their parts again. A weekday never lies inside one of them, and is read the
+    # same without them unless one ends right against it (docs/policy.md, "Cost").
+    rewrite = numeric or months or kinds is None or "date" in kinds
+    plain = None if rewrite or not weekdays else _plain_weekdays(text)
+    rewrite = rewrite or (weekdays and plain is None)
     found: dict[str, set[str]] = {}
     bounds: Bounds = {}
     # Where the number being read starts, its digits, and whether a scale word follows it.
@@ -207,7 +259,7 @@ def _scan(text: str) -> tuple[dict[str, frozenset[str]], Bounds]:
 
     def add(kind: str, value: str) -> None:
         found.setdefault(kind, set()).add(value)
-        if kind == "number" or kind.startswith("quantity:"):
+        if bounded and (kind == "number" or kind.startswith("quantity:")):
             start, digits, scaled = here[-1]
             loose = _bounds(text, start, digits, scaled)
             if loose != _EXACT and not (kind == "number" and "." not in value and 1000 <= float(value) <= 2100):
@@ -244,11 +296,38 @@ def _scan(text: str) -> tuple[dict[str, frozenset[str]], Bounds]:
             add("number", canonical_number(repr(value)))
         return " "
 
-    text = _ISO_DATE.sub(lambda m: date(m.group(1), int(m.group(2)), m.group(3)), text)
-    text = _DATE_MD.sub(lambda m: date(m.group(3), _month_number(m.group(1)), m.group(2)), text)
-    text = _DATE_DM.sub(lambda m: date(m.group(3), _month_number(m.group(2)), m.group(1)), text)
-    text = _MONEY.sub(money, text)
-    text = _DECADE.sub(" ", _SCALED.sub(scaled, text))
+    if rewrite:
+        text = _ISO_DATE.sub(lambda m: date(m.group(1), int(m.group(2)), m.group(3)), text)
+        text = _DATE_MD.sub(lambda m: date(m.group(3), _month_number(m.group(1)), m.group(2)), text)
+        text = _DATE_DM.sub(lambda m: date(m.group(3), _month_number(m.group(2)), m.group(1)), text)
+        text = _MONEY.sub(money, text)
+        text = _DECADE.sub(" ", _SCALED.sub(scaled, text))
+    if numeric:
+        _numbers(text, here, add, quantity)
+    if plain is not None:
+        for day in plain:
+            add("weekday", day)
+    elif weekdays:
+        for match in _WEEKDAY.finditer(text):
+            add("weekday", match.group(0).lower())
+        for match in _WEEKDAY_ABBREVIATION.finditer(text):
+            prefix = match.group(1)[:3].lower()
+            add("weekday", next(day for day in _WEEKDAYS if day.startswith(prefix)))
+    if months:
+        for match in _MONTH_NAME.finditer(text):
+            add("month", match.group(0).lower())
+        if month_may(text):
+            add("month", "may")
+    return {kind: frozenset(values) for kind, values in found.items() if kinds is None or kind in kinds}, bounds
+
+
+def _numbers(
+    text: str,
+    here: list[tuple[int, str, bool]],
+    add: Callable[[str, str], None],
+    quantity: Callable[[float, str], bool],
+) -> None:
+    """The numbers and quantities of ``text`` left after dates, money and scaled numbers."""
     for match in _QUANTITY.finditer(text):
         sign, digits, ordinal, unit = match.groups()
         here.append((match.start(), digits, unit is not None and unit.lower() == "k"))
@@ -269,16 +348,6 @@ def _scan(text: str) -> tuple[dict[str, frozenset[str]], Bounds]:
         unit = match.group(2)
         if not (unit is not None and len(unit) > 2 and unit.lower() in _UNIT_WORDS and quantity(float(number), unit)):
             add("number", str(number))
-    for match in _WEEKDAY.finditer(text):
-        add("weekday", match.group(0).lower())
-    for match in _WEEKDAY_ABBREVIATION.finditer(text):
-        prefix = match.group(1)[:3].lower()
-        add("weekday", next(day for day in _WEEKDAYS if day.startswith(prefix)))
-    for match in _MONTH_NAME.finditer(text):
-        add("month", match.group(0).lower())
-    if month_may(text):
-        add("month", "may")
-    return {kind: frozenset(values) for kind, values in found.items()}, bounds
 
 
 _TOTAL = re.compile(r"\b(?:in\s+total|total|totals|altogether|overall|combined|in\s+all|sum)\b", _I)
@@ -286,7 +355,7 @@ _TOTAL = re.compile(r"\b(?:in\s+total|total|totals|altogether|overall|combined|i
 
 def has_total_cue(text: str) -> bool:
     """Whether ``text`` states an aggregate (in total, altogether, overall, combined, sum…)."""
-    return bool(_TOTAL.search(_normal(text)))
+    return bool(_TOTAL.search(normal_text(text)))
 
 
 def _among(value: str, values: frozenset[str], loose: tuple[float, float] = _EXACT) -> bool:
@@ -314,8 +383,10 @@ def values_conflict(
     $50.3 million (:func:`_bounds`). ``passage_values``: :func:`strict_values` of
     ``passages_text``, when the caller has them already."""
     claim_values, bounds = _scan(claim)
+    if not claim_values:
+        return False
     if passage_values is None:
-        passage_values = strict_values(passages_text)
+        passage_values = strict_values(passages_text, frozenset(claim_values))
     for kind, values in claim_values.items():
         if ignore_numbers and (kind == "number" or kind.startswith("quantity:")):
             continue
