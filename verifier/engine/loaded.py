@@ -137,16 +137,21 @@ class LoadedModel:
                 f"variant {variant!r} runs on OpenVINO's CPU plugin; execution providers "
                 f"{list(settings.providers)} apply to onnxruntime variants only"
             )
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-tokenizer") as pool:
-            pending = pool.submit(directory.load_tokenizer)
-            if openvino is not None:
-                from .ov_load import open_openvino  # the openvino extra, imported only for its variants
+        if openvino is not None:
+            from .ov_load import open_openvino  # the openvino extra, imported only for its variants
 
-                session = open_openvino(directory, openvino, threads=settings.intra_op_num_threads)
-            else:
+            # the tokenizer parses while OpenVINO imports, after the file's read (docs/performance.md)
+            session, loaded_tokenizer = open_openvino(
+                directory, openvino, threads=settings.intra_op_num_threads, alongside=directory.load_tokenizer
+            )
+            assert loaded_tokenizer is not None
+            tokenizer = loaded_tokenizer
+        else:
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-tokenizer") as pool:
+                pending = pool.submit(directory.load_tokenizer)
                 with directory.verified_model() as model:
                     session = settings.factory(model, options, providers=settings.providers, where=str(directory.model_path))
-            tokenizer = pending.result()
+                tokenizer = pending.result()
         if settings.release_free_heap:
             release_free_heap()
         input_names, output_name, with_token_type_ids = graph_io(session, directory.manifest, directory.model_path)

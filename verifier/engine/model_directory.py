@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 import numpy as np
 from pydantic import ValidationError
 
+from .verified_buffer import read_hashed
 from .golden import GOLDEN_NAME, Golden, GoldenFormatError, parse_golden
 from .manifest import (
     CONFIG_NAME,
@@ -258,6 +259,55 @@ class ModelDirectory:
         """The manifest's record of the chosen variant (``None`` for the export's own ``model_file``)."""
         return None if self.variant is None else self.manifest.variants[self.variant]
 
+    def _open_recorded(self, name: str) -> "tuple[FileRecord, int, str]":
+        """The record of ``name``, a descriptor open on it (a regular file of the recorded size), and
+        the words that name a tampered directory; the caller closes the descriptor."""
+        record, real, tampered = self._locate(name)
+        try:
+            fd = os.open(real, READ_FLAGS)  # a FIFO does not block the open (refused below)
+        except FileNotFoundError:
+            raise ClaimVerificationError(f"{tampered}: {name}: missing") from None
+        except OSError as exc:
+            raise ClaimVerificationError(f"cannot read {self.path / name}: {exc.strerror or exc}") from exc
+        try:
+            before = os.fstat(fd)
+            if not _is_regular(before.st_mode):
+                raise ClaimVerificationError(f"{tampered}: {name}: not a regular file")
+            os.set_blocking(fd, True)
+            if before.st_size != record.size:
+                raise ClaimVerificationError(f"{tampered}: {name}: size {before.st_size} != manifest {record.size}")
+        except BaseException:
+            os.close(fd)
+            raise
+        return record, fd, tampered
+
+    @contextlib.contextmanager
+    def verified_buffer(self, name: str) -> Iterator[np.ndarray]:
+        """The recorded file ``name`` read once into private memory (uint8, shape (size,)), hashed there.
+
+        The hash of the buffer runs beside the read and is checked when the block
+        ends, before anything built in it is used: a mismatch raises instead of
+        returning (:mod:`verifier.engine.verified_buffer`). The bytes that run are
+        the bytes hashed, so a write to the file afterwards changes nothing. For a
+        runtime that keeps pointing into the memory it loads from (an imported
+        OpenVINO compiled model); the buffer must live as long as what is built on it.
+
+        Raises:
+            ClaimVerificationError: missing, not a regular file, another size or
+                sha256 than the manifest's, or unreadable.
+        """
+        record, fd, tampered = self._open_recorded(name)
+        try:
+            hashed = read_hashed(fd, record.size, record.sha256, where=f"{tampered}: {name}")
+        finally:
+            os.close(fd)
+        try:
+            yield hashed.array
+        except BaseException:
+            hashed.check()  # a buffer that does not match is the reason the load failed, if it is one
+            raise
+        hashed.check()
+
     @contextlib.contextmanager
     def verified_file(self, name: str) -> Iterator[Union[str, bytes]]:
         """The recorded file ``name``, hashed through an open descriptor, for a runtime to load.
@@ -279,20 +329,9 @@ class ModelDirectory:
             ClaimVerificationError: as :meth:`read_verified`, or the file changed
                 while it was being loaded.
         """
-        record, real, tampered = self._locate(name)
-        try:
-            fd = os.open(real, READ_FLAGS)  # a FIFO does not block the open (refused below)
-        except FileNotFoundError:
-            raise ClaimVerificationError(f"{tampered}: {name}: missing") from None
-        except OSError as exc:
-            raise ClaimVerificationError(f"cannot read {self.path / name}: {exc.strerror or exc}") from exc
+        record, fd, tampered = self._open_recorded(name)
         try:
             before = os.fstat(fd)
-            if not _is_regular(before.st_mode):
-                raise ClaimVerificationError(f"{tampered}: {name}: not a regular file")
-            os.set_blocking(fd, True)
-            if before.st_size != record.size:
-                raise ClaimVerificationError(f"{tampered}: {name}: size {before.st_size} != manifest {record.size}")
             proc = f"/proc/self/fd/{fd}"
             by_name = os.path.exists(proc)
             digest = hashlib.sha256()

@@ -7,14 +7,14 @@ imports ``file`` when it was compiled for this OpenVINO version and CPU
 (:func:`verifier.engine.ov_session.compiled_fingerprint`; about 0.2 s for
 DeBERTa-v3-base), else compiles ``source_file`` here (a few seconds) and logs
 why. Either way the bytes OpenVINO reads are the ones hashed
-(:meth:`verifier.engine.model_directory.ModelDirectory.verified_file`).
+(:meth:`verifier.engine.model_directory.ModelDirectory.verified_buffer`, ``verified_file``).
 """
 
 from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
 from .ov_session import (
     CpuCapabilities,
@@ -24,7 +24,6 @@ from .ov_session import (
     compiled_fingerprint,
     cpu_capabilities,
     import_compiled,
-    read_buffer,
 )
 from ..types import ClaimVerificationError
 
@@ -35,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = ["open_openvino", "compiled_mismatch"]
 
 _LOG = logging.getLogger("verifier.engine")
+T = TypeVar("T")
 
 
 def compiled_mismatch(record: "VariantRecord", capabilities: CpuCapabilities) -> Optional[str]:
@@ -46,39 +46,51 @@ def compiled_mismatch(record: "VariantRecord", capabilities: CpuCapabilities) ->
 
 
 def open_openvino(
-    directory: "ModelDirectory", record: "VariantRecord", *, threads: Optional[int] = None
-) -> OpenVinoSession:
+    directory: "ModelDirectory",
+    record: "VariantRecord",
+    *,
+    threads: Optional[int] = None,
+    alongside: Optional[Callable[[], T]] = None,
+) -> "tuple[OpenVinoSession, Optional[T]]":
     """The OpenVINO session of variant ``record`` of ``directory``: its compiled file, or its graph compiled here.
 
     Args:
         directory: the opened, verified model directory (its variant is ``record``).
         record: the variant's manifest record (``runtime="openvino"``).
         threads: OpenVINO's ``INFERENCE_NUM_THREADS`` (``None``: one per core).
+        alongside: work to run in a thread while OpenVINO imports (which holds no GIL), e.g.
+            parsing the tokenizer, which holds the GIL and would otherwise stall the file's read
+            and hash (docs/performance.md, "Cold start of the bf16 variant").
+
+    Returns:
+        The session, and what ``alongside`` returned (``None`` without it).
 
     Raises:
         ClaimVerificationError: OpenVINO is not installed; the CPU cannot run the
             variant's precision (:func:`verifier.engine.ov_session.check_precision`);
             a file does not match the manifest; the compiled file does not fit this
             CPU and no graph is recorded; OpenVINO cannot compile the graph.
+        Exception: whatever ``alongside`` raised.
     """
     precision = record.precision or "bf16"
     where = str(directory.path / record.file)
     failure: Optional[ClaimVerificationError] = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-openvino") as pool:
-        # importing openvino is ~0.3 s of Python; the file read below releases the GIL, so they overlap
+        # importing openvino is ~0.1 s of Python; the file read below releases the GIL, so they overlap
         pending = pool.submit(cpu_capabilities)
-        with directory.verified_file(record.file) as model:
-            buffer = read_buffer(model)
+        with directory.verified_buffer(record.file) as buffer:  # read once, hashed beside the import
             capabilities = pending.result()
             check_precision(precision, capabilities)
             why = compiled_mismatch(record, capabilities)
+            beside = pool.submit(alongside) if alongside is not None else None
             if why is None:
                 try:
                     session = import_compiled(buffer, precision=precision, threads=threads, where=where, capabilities=capabilities)
                 except ClaimVerificationError as exc:  # decided after the digest check when the block ends
                     failure = exc
+            result = beside.result() if beside is not None else None
     if why is None and failure is None:
-        return session
+        return session, result
     if failure is not None:
         why = str(failure)
     del buffer
@@ -89,6 +101,7 @@ def open_openvino(
         "for a fast one: docs/model-directory.md)", where, why, record.source_file,
     )
     with directory.verified_file(record.source_file) as graph:
-        return compile_onnx(
+        compiled = compile_onnx(
             graph, precision=precision, threads=threads, where=str(directory.path / record.source_file), capabilities=capabilities
         )
+    return compiled, result

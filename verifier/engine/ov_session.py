@@ -291,10 +291,11 @@ def read_buffer(model: Union[bytes, "str | os.PathLike[str]"]) -> np.ndarray:
     """A file's bytes in a private, writable uint8 buffer (one copy), for :func:`import_compiled`.
 
     ``model`` is a path (the ``/proc/self/fd/N`` name of a verified descriptor) or bytes. The
-    buffer is anonymous memory advised for transparent huge pages where the kernel offers them
-    (``MADV_HUGEPAGE``): a 408 MB compiled file otherwise costs ~100,000 first-touch page faults,
-    the largest part of a cold start on this VM kind (docs/performance.md). Never a mapping of
-    the file itself: a later write to the file would change a running model.
+    buffer is anonymous memory (ordinary pages: asking for transparent huge pages made the read
+    2-5x slower on the Intel AMX host, docs/performance.md). Never a mapping of the file itself:
+    a later write to the file would change a running model. The engine reads a variant's file
+    with :meth:`verifier.engine.model_directory.ModelDirectory.verified_buffer` instead, which
+    hashes the buffer as it is read.
 
     Raises:
         ClaimVerificationError: the file shrank while it was read.
@@ -306,11 +307,6 @@ def read_buffer(model: Union[bytes, "str | os.PathLike[str]"]) -> np.ndarray:
     with open(model, "rb", buffering=0) as handle:
         size = os.fstat(handle.fileno()).st_size
         region = mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            try:
-                region.madvise(mmap.MADV_HUGEPAGE)
-            except OSError:  # a kernel without transparent huge pages: ordinary pages
-                pass
         buffer = np.frombuffer(region, dtype=np.uint8, count=size)
         view = memoryview(region)[:size]
         done = 0
