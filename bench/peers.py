@@ -4,7 +4,7 @@
 encyclopedic text (workload (e)'s passages against its claims: :mod:`bench.workloads`),
 starts one warm :mod:`bench.pair_worker` process per side, and lets them take
 turns, round by round (order rotated), each scoring every pair once per round.
-Sides: ``ours-fp32``, ``ours-int8``, ``ours-bf16`` (OnnxScorer), ``st-torch``
+Sides: ``ours-fp32``, ``ours-int8``, ``ours-bf16``, ``ours-ov-int8`` (OnnxScorer), ``st-torch``
 (sentence-transformers CrossEncoder on PyTorch, this venv), ``st-openvino`` and
 ``st-openvino-bf16`` (``CrossEncoder(backend="openvino")``, from
 ``.venv-st-openvino``: ``bash bench/setup_st_openvino_peer.sh``).
@@ -45,7 +45,7 @@ from .proc import REPO_ROOT
 __all__ = ["SIDES", "ST_OPENVINO_VENV", "build_parser", "main", "pairs_of"]
 
 #: Every side, in report order.
-SIDES = ("ours-fp32", "ours-int8", "ours-bf16", "st-torch", "st-openvino", "st-openvino-bf16")
+SIDES = ("ours-fp32", "ours-int8", "ours-bf16", "ours-ov-int8", "st-torch", "st-openvino", "st-openvino-bf16")
 #: The peer virtualenv of the OpenVINO sentence-transformers sides.
 ST_OPENVINO_VENV = REPO_ROOT / ".venv-st-openvino"
 
@@ -80,6 +80,7 @@ def _commands(sides: Sequence[str], onnx_dir: Path, hf_dir: Path, st_ov_dir: Pat
         "ours-fp32": [sys.executable, "-m", "bench.pair_worker", "--side", "ours", "--model", str(onnx_dir)],
         "ours-int8": [sys.executable, "-m", "bench.pair_worker", "--side", "ours", "--model", str(onnx_dir), "--variant", "int8"],
         "ours-bf16": [sys.executable, "-m", "bench.pair_worker", "--side", "ours", "--model", str(onnx_dir), "--variant", "bf16"],
+        "ours-ov-int8": [sys.executable, "-m", "bench.pair_worker", "--side", "ours", "--model", str(onnx_dir), "--variant", "ov-int8"],
         "st-torch": [sys.executable, "-m", "bench.pair_worker", "--side", "st-torch", "--model", str(hf_dir)],
         "st-openvino": [peer, "-m", "bench.pair_worker", "--side", "st-openvino", "--model", str(hf_dir),
                         "--st-openvino-dir", str(st_ov_dir)],
@@ -91,7 +92,7 @@ def _commands(sides: Sequence[str], onnx_dir: Path, hf_dir: Path, st_ov_dir: Pat
 
 def _available(onnx_dir: Path) -> list[str]:
     variants = json.loads((onnx_dir / "manifest.json").read_text(encoding="utf-8")).get("variants", {})
-    sides = ["ours-fp32"] + [f"ours-{v}" for v in ("int8", "bf16") if v in variants] + ["st-torch"]
+    sides = ["ours-fp32"] + [f"ours-{v}" for v in ("int8", "bf16", "ov-int8") if v in variants] + ["st-torch"]
     if (ST_OPENVINO_VENV / "bin" / "python").exists():
         sides += ["st-openvino", "st-openvino-bf16"]
     return sides
