@@ -244,7 +244,9 @@ def test_the_fastest_variant_follows_the_measured_ranking_and_what_can_run(tiny_
     amx, avx512, plain = _caps(("amx_tile", "amx_bf16", "avx512_bf16")), _caps(("avx512_bf16",)), _caps(("avx2",), bf16=False)
     assert fastest_variant(both, amx)[0] == "bf16" and fastest_variant(both, avx512)[0] == "int8"
     with_ov_int8 = both.model_copy(update={"variants": {**both.variants, "ov-int8": both.variants["bf16"]}})
-    assert fastest_variant(with_ov_int8, avx512)[0] == "ov-int8" and fastest_variant(with_ov_int8, amx)[0] == "ov-int8"
+    assert fastest_variant(with_ov_int8, avx512)[0] == "ov-int8" and fastest_variant(with_ov_int8, amx)[0] == "bf16"
+    only_ov_int8 = with_ov_int8.model_copy(update={"variants": {"ov-int8": both.variants["bf16"], "int8": int8.variants["int8"]}})
+    assert fastest_variant(only_ov_int8, amx)[0] == "ov-int8"
     assert fastest_variant(both, plain)[0] == "int8"
     assert fastest_variant(both, _caps(("amx_bf16",), openvino=None))[0] == "int8"  # bf16 recorded, OpenVINO missing
     assert fastest_variant(int8, amx)[0] == "int8"
