@@ -34,12 +34,19 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 import numpy as np
 from pydantic import ValidationError
 
-from .verified_buffer import read_hashed
+from .directory_checks import (
+    check_config_labels,
+    check_golden_settings,
+    check_identity,
+    check_labels,
+    model_file_of,
+    parse_config,
+)
+from .verified_buffer import checked_buffer
 from .golden import GOLDEN_NAME, Golden, GoldenFormatError, parse_golden
 from .manifest import (
     CONFIG_NAME,
     MANIFEST_NAME,
-    NLI_LABELS,
     RANDOM_WEIGHTS_CONFIG_KEY,
     READ_FLAGS,
     TOKENIZER_NAME,
@@ -52,7 +59,6 @@ from .manifest import (
     verify_files,
 )
 from ..messages import one_line
-from ..strictjson import loads as strict_loads
 from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -163,9 +169,9 @@ class ModelDirectory:
             manifest = Manifest.model_validate_json(manifest_bytes(model_dir))
         except (ValidationError, ValueError, OSError) as exc:
             raise ClaimVerificationError(f"{manifest_path} is not a valid manifest: {one_line(exc)}") from exc
-        _check_identity(model_dir, manifest, expected_model, expected_revision)
-        _check_labels(model_dir, manifest)
-        model_file = _model_file(model_dir, manifest, variant)
+        check_identity(model_dir, manifest, expected_model, expected_revision)
+        check_labels(model_dir, manifest)
+        model_file = model_file_of(model_dir, manifest, variant)
         unlisted = [name for name in (TOKENIZER_NAME, CONFIG_NAME, GOLDEN_NAME) if name not in manifest.files]
         if unlisted:
             raise ClaimVerificationError(
@@ -185,9 +191,9 @@ class ModelDirectory:
             permutation=np.array([manifest.labels.index(label) for label in OUTPUT_LABELS], dtype=np.int64),
             random_weights=manifest.random_weights,
         )
-        config = _parse_config(directory.read_verified(CONFIG_NAME), model_dir / CONFIG_NAME)
-        _check_config_labels(model_dir, manifest, config)
-        _check_golden_settings(model_dir, manifest, directory.read_golden())
+        config = parse_config(directory.read_verified(CONFIG_NAME), model_dir / CONFIG_NAME)
+        check_config_labels(model_dir, manifest, config)
+        check_golden_settings(model_dir, manifest, directory.read_golden())
         return cls(
             path=model_dir,
             manifest=manifest,
@@ -259,54 +265,20 @@ class ModelDirectory:
         """The manifest's record of the chosen variant (``None`` for the export's own ``model_file``)."""
         return None if self.variant is None else self.manifest.variants[self.variant]
 
-    def _open_recorded(self, name: str) -> "tuple[FileRecord, int, str]":
-        """The record of ``name``, a descriptor open on it (a regular file of the recorded size), and
-        the words that name a tampered directory; the caller closes the descriptor."""
-        record, real, tampered = self._locate(name)
-        try:
-            fd = os.open(real, READ_FLAGS)  # a FIFO does not block the open (refused below)
-        except FileNotFoundError:
-            raise ClaimVerificationError(f"{tampered}: {name}: missing") from None
-        except OSError as exc:
-            raise ClaimVerificationError(f"cannot read {self.path / name}: {exc.strerror or exc}") from exc
-        try:
-            before = os.fstat(fd)
-            if not _is_regular(before.st_mode):
-                raise ClaimVerificationError(f"{tampered}: {name}: not a regular file")
-            os.set_blocking(fd, True)
-            if before.st_size != record.size:
-                raise ClaimVerificationError(f"{tampered}: {name}: size {before.st_size} != manifest {record.size}")
-        except BaseException:
-            os.close(fd)
-            raise
-        return record, fd, tampered
-
-    @contextlib.contextmanager
-    def verified_buffer(self, name: str) -> Iterator[np.ndarray]:
-        """The recorded file ``name`` read once into private memory (uint8, shape (size,)), hashed there.
-
-        The hash of the buffer runs beside the read and is checked when the block
-        ends, before anything built in it is used: a mismatch raises instead of
-        returning (:mod:`verifier.engine.verified_buffer`). The bytes that run are
-        the bytes hashed, so a write to the file afterwards changes nothing. For a
-        runtime that keeps pointing into the memory it loads from (an imported
-        OpenVINO compiled model); the buffer must live as long as what is built on it.
+    def verified_buffer(self, name: str) -> "contextlib.AbstractContextManager[np.ndarray]":
+        """The recorded file ``name`` read once into private memory (uint8, shape (size,)) and hashed
+        there, for a runtime that keeps pointing into what it loads (an imported OpenVINO compiled
+        model): the bytes that run are the bytes hashed. The digest is checked when the block ends,
+        before anything built in it is used (:func:`verifier.engine.verified_buffer.checked_buffer`).
 
         Raises:
-            ClaimVerificationError: missing, not a regular file, another size or
-                sha256 than the manifest's, or unreadable.
+            ClaimVerificationError: missing, not a regular file, another size or sha256 than the
+                manifest's, or unreadable.
         """
-        record, fd, tampered = self._open_recorded(name)
-        try:
-            hashed = read_hashed(fd, record.size, record.sha256, where=f"{tampered}: {name}")
-        finally:
-            os.close(fd)
-        try:
-            yield hashed.array
-        except BaseException:
-            hashed.check()  # a buffer that does not match is the reason the load failed, if it is one
-            raise
-        hashed.check()
+        record, real, tampered = self._locate(name)
+        return checked_buffer(
+            lambda: _open_recorded(self.path, name, record, real, tampered), record.size, record.sha256, where=f"{tampered}: {name}"
+        )
 
     @contextlib.contextmanager
     def verified_file(self, name: str) -> Iterator[Union[str, bytes]]:
@@ -329,7 +301,8 @@ class ModelDirectory:
             ClaimVerificationError: as :meth:`read_verified`, or the file changed
                 while it was being loaded.
         """
-        record, fd, tampered = self._open_recorded(name)
+        record, real, tampered = self._locate(name)
+        fd = _open_recorded(self.path, name, record, real, tampered)
         try:
             before = os.fstat(fd)
             proc = f"/proc/self/fd/{fd}"
@@ -411,109 +384,29 @@ class ModelDirectory:
             raise ClaimVerificationError(f"cannot load tokenizer {self.path / TOKENIZER_NAME}: {one_line(exc)}") from exc
 
 
+def _open_recorded(path: Path, name: str, record: FileRecord, real: Path, tampered: str) -> int:
+    """A descriptor open on ``real`` (file ``name`` of directory ``path``), checked to be a regular
+    file of the recorded size; the caller closes it. ``tampered`` names a tampered directory."""
+    try:
+        fd = os.open(real, READ_FLAGS)  # a FIFO does not block the open (refused below)
+    except FileNotFoundError:
+        raise ClaimVerificationError(f"{tampered}: {name}: missing") from None
+    except OSError as exc:
+        raise ClaimVerificationError(f"cannot read {path / name}: {exc.strerror or exc}") from exc
+    try:
+        before = os.fstat(fd)
+        if not _is_regular(before.st_mode):
+            raise ClaimVerificationError(f"{tampered}: {name}: not a regular file")
+        os.set_blocking(fd, True)
+        if before.st_size != record.size:
+            raise ClaimVerificationError(f"{tampered}: {name}: size {before.st_size} != manifest {record.size}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _is_regular(mode: int) -> bool:
     import stat
 
     return stat.S_ISREG(mode)
-
-
-def _check_identity(
-    model_dir: Path, manifest: Manifest, expected_model: Optional[str], expected_revision: Optional[str]
-) -> None:
-    if expected_model is not None and manifest.model != expected_model:
-        raise ClaimVerificationError(
-            f"model directory {model_dir} holds {manifest.model!r}, but {expected_model!r} "
-            f"was requested; export the requested model or configure model={manifest.model!r}"
-        )
-    recorded = {manifest.requested_revision, manifest.resolved_revision, manifest.revision} - {None}
-    if expected_revision is not None and expected_revision not in recorded:
-        raise ClaimVerificationError(
-            f"model directory {model_dir} holds {manifest.model!r} at revision "
-            f"{manifest.revision!r} (commit {manifest.resolved_revision!r}), but revision "
-            f"{expected_revision!r} was requested; configure "
-            f"ClaimVerificationConfig(model={manifest.model!r}, revision={manifest.revision!r}) "
-            f"or use ClaimVerifier.from_model_dir({str(model_dir)!r})"
-        )
-
-
-def _check_labels(model_dir: Path, manifest: Manifest) -> None:
-    labels = manifest.labels
-    if len(labels) != len(NLI_LABELS) or set(labels) != NLI_LABELS:
-        raise ClaimVerificationError(
-            f"model in {model_dir} has labels {list(labels)}; a three-label NLI model with exactly "
-            f"{sorted(NLI_LABELS)} (any order) is required"
-        )
-
-
-def _model_file(model_dir: Path, manifest: Manifest, variant: Optional[str]) -> str:
-    if variant is None:
-        name = manifest.model_file
-    else:
-        record = manifest.variants.get(variant)
-        if record is None:
-            raise ClaimVerificationError(
-                f"variant {variant!r} is not in {model_dir / MANIFEST_NAME}; "
-                f"available: {sorted(manifest.variants) or 'none'}"
-            )
-        name = record.file
-        if record.source_file is not None and record.source_file not in manifest.files:
-            raise ClaimVerificationError(
-                f"{record.source_file} (the graph of variant {variant!r}) is not recorded in "
-                f"{model_dir / MANIFEST_NAME}: refusing an unverified model file"
-            )
-    if name not in manifest.files:
-        raise ClaimVerificationError(
-            f"{name} is not recorded in {model_dir / MANIFEST_NAME}: refusing an unverified model file"
-        )
-    return name
-
-
-def _parse_config(data: bytes, path: Path) -> dict[str, Any]:
-    try:
-        config = strict_loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ClaimVerificationError(f"cannot read id2label from {path}: {exc}") from exc
-    if not isinstance(config, dict):
-        raise ClaimVerificationError(f"cannot read id2label from {path}: not a JSON object")
-    return config
-
-
-def _check_golden_settings(model_dir: Path, manifest: Manifest, golden: Golden) -> None:
-    """The settings the runtime tokenizes and pads by must be the ones the hashed ``golden.json`` was made
-    with, so an edited ``manifest.json`` cannot change truncation (``max_length``) or padding
-    (``pad_token_id``) and with them the scores, unnoticed.
-
-    Raises:
-        ClaimVerificationError: a recorded setting differs (each is named).
-    """
-    pairs = {"max_length": (manifest.max_length, golden.max_length), "pad_token_id": (manifest.pad_token_id, golden.pad_token_id)}
-    differ = [
-        f"{name} {ours} but {GOLDEN_NAME} {theirs}"
-        for name, (ours, theirs) in pairs.items()
-        if theirs is not None and theirs != ours  # None: a golden.json written before it recorded them
-    ]
-    if differ:
-        raise ClaimVerificationError(
-            f"model directory {model_dir} does not match its manifest (tampered or incomplete; re-export it): "
-            f"{MANIFEST_NAME} records {'; '.join(differ)} (the export's hashed record)"
-        )
-
-
-def _check_config_labels(model_dir: Path, manifest: Manifest, config: dict[str, Any]) -> None:
-    """The label order the engine permutes by must be ``id2label`` of the hashed config the
-    parity gate ran, so an edited ``manifest.json`` cannot swap entailment and contradiction.
-
-    Raises:
-        ClaimVerificationError: no readable id2label, or labels that differ.
-    """
-    path = model_dir / CONFIG_NAME
-    try:
-        id2label = {int(key): str(value).strip().lower() for key, value in config["id2label"].items()}
-        labels = tuple(id2label[index] for index in range(len(id2label)))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ClaimVerificationError(f"cannot read id2label from {path}: {exc}") from exc
-    if labels != tuple(manifest.labels):
-        raise ClaimVerificationError(
-            f"{model_dir / MANIFEST_NAME} records labels {list(manifest.labels)} but {path} has "
-            f"id2label {list(labels)}; the directory was edited after export — re-export it"
-        )

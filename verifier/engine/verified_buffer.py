@@ -14,17 +14,18 @@ of the bf16 variant").
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import mmap
 import os
 import threading
-from typing import Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
 from ..types import ClaimVerificationError
 
-__all__ = ["MAX_READ_BYTES", "HashedBuffer", "read_hashed"]
+__all__ = ["MAX_READ_BYTES", "HashedBuffer", "read_hashed", "checked_buffer"]
 
 #: The most one read call asks for (Linux reads at most 0x7ffff000 bytes a call).
 MAX_READ_BYTES = 1 << 30
@@ -103,3 +104,25 @@ def read_hashed(fd: int, size: int, sha256: str, *, where: str) -> HashedBuffer:
     started.wait()
     array = np.frombuffer(region, dtype=np.uint8, count=size)
     return HashedBuffer(array, where, sha256, hashing, digest)
+
+
+@contextlib.contextmanager
+def checked_buffer(open_fd: Callable[[], int], size: int, sha256: str, *, where: str) -> Iterator[np.ndarray]:
+    """:func:`read_hashed` of the descriptor ``open_fd()`` returns (closed after the read); the block
+    gets the array, and the digest is checked when the block ends, before anything built in it is
+    used (also when the block raises: a buffer that does not match is then the reason).
+
+    Raises:
+        ClaimVerificationError: as :func:`read_hashed` and :meth:`HashedBuffer.check`.
+    """
+    fd = open_fd()
+    try:
+        hashed = read_hashed(fd, size, sha256, where=where)
+    finally:
+        os.close(fd)
+    try:
+        yield hashed.array
+    except BaseException:
+        hashed.check()
+        raise
+    hashed.check()
