@@ -34,7 +34,7 @@ INT8_BATCH_OVERHEAD_TOKENS = 64.0
 OPENVINO_VARIANTS: tuple[str, ...] = ("bf16", "ov-int8")
 #: The same cost for the OpenVINO variants: an OpenVINO call costs ~15 ms however small, plus its
 #: shape inference when the shape changes, while a bf16 token on AMX costs ~0.17 ms, so fewer, fuller
-#: batches win by more (docs/performance.md, "Which variant on which CPU").
+#: batches win by more (docs/performance.md, "The Intel AMX host").
 OPENVINO_BATCH_OVERHEAD_TOKENS = 200.0
 
 

@@ -2,7 +2,7 @@
 
 The ranking is measured, not derived: per-batch times of DeBERTa-v3-base (16 x 96
 tokens, interleaved in one process) on the CPU kinds this project runs on, in
-docs/performance.md ("Which variant on which CPU"):
+docs/performance.md ("Which variant on which CPU" and "The Intel AMX host"):
 
 - AVX512-BF16 without AMX (AMD EPYC, 2026-12-03): OpenVINO NNCF int8 (``ov-int8``)
   1.46-1.57x the bf16 variant; onnxruntime dynamic int8 1.07-1.12x bf16; bf16 2.4x
