@@ -16,7 +16,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, cast
 
 import numpy as np
 
@@ -144,8 +144,7 @@ class LoadedModel:
             session, loaded_tokenizer = open_openvino(
                 directory, openvino, threads=settings.intra_op_num_threads, alongside=directory.load_tokenizer
             )
-            assert loaded_tokenizer is not None
-            tokenizer = loaded_tokenizer
+            tokenizer = cast("Tokenizer", loaded_tokenizer)  # given alongside, never None
         else:
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-tokenizer") as pool:
                 pending = pool.submit(directory.load_tokenizer)

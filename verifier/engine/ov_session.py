@@ -295,7 +295,7 @@ def read_buffer(model: Union[bytes, "str | os.PathLike[str]"]) -> np.ndarray:
     2-5x slower on the Intel AMX host, docs/performance.md). Never a mapping of the file itself:
     a later write to the file would change a running model. The engine reads a variant's file
     with :meth:`verifier.engine.model_directory.ModelDirectory.verified_buffer` instead, which
-    hashes the buffer as it is read.
+    hashes the buffer it reads.
 
     Raises:
         ClaimVerificationError: the file shrank while it was read.
