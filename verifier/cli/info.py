@@ -35,6 +35,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     model_dir = RuntimeOptions(model_dir=args.model_dir).resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
     manifest = load_manifest(model_dir)
     if manifest is None:
+        print(format_cpu(None, cpu_capabilities()))  # what this CPU can run does not need a model
         raise Failure(missing_model_message(model_dir))
     if args.json:
         print(manifest.model_dump_json(indent=2))

@@ -173,8 +173,9 @@ def format_manifest(model_dir: Path, manifest: Manifest) -> str:
     return "\n".join(lines)
 
 
-def format_cpu(manifest: Manifest, capabilities: CpuCapabilities) -> str:
-    """What this CPU can run of ``manifest``'s variants and which is expected fastest (``info``)."""
+def format_cpu(manifest: Optional[Manifest], capabilities: CpuCapabilities) -> str:
+    """What this CPU offers and, with a ``manifest``, which of its variants run here and which is
+    expected fastest (``info``; without a model directory only the CPU's own lines)."""
     from ..engine.choice import fastest_variant, runnable_variants
 
     flags = ", ".join(capabilities.flags) or "none of " + ", ".join(CPU_FLAGS)
@@ -188,6 +189,8 @@ def format_cpu(manifest: Manifest, capabilities: CpuCapabilities) -> str:
         f"  flags: {flags}",
         f"  {openvino}",
     ]
+    if manifest is None:
+        return "\n".join(lines)
     for name, why in runnable_variants(manifest, capabilities).items():
         lines.append(f"  {name or 'float32 (no variant)'}: {'runs here' if why is None else 'cannot run here: ' + why}")
     best, reason = fastest_variant(manifest, capabilities)

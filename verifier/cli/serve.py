@@ -36,7 +36,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int_range(0, 65535), default=8080, help="port (default 8080)")
     parser.add_argument("--threads", type=threads, default=None, help="onnxruntime intra-op threads")
-    parser.add_argument("--variant", default=None, help="ONNX variant recorded in the manifest")
+    parser.add_argument("--variant", default=None, help="variant recorded in the manifest: optimized, int8, or bf16 / ov-int8 on OpenVINO")
     parser.add_argument("--max-batch-tokens", type=int_range(64, 1 << 22), default=None,
                         help="token budget of one pass and of one padded batch (default 8192)")
     parser.add_argument("--max-wait-ms", type=float, default=DEFAULT_MAX_WAIT_MS,

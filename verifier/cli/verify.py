@@ -149,7 +149,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     )
     runtime.add_argument("--schedule", choices=("staged", "eager"), help="model work schedule (default staged)")
     runtime.add_argument(
-        "--variant", metavar="NAME", help="ONNX variant recorded in the manifest, e.g. int8 or optimized (default: model.onnx)"
+        "--variant", metavar="NAME", help="variant recorded in the manifest: optimized, int8, or bf16 / ov-int8 on OpenVINO (default: model.onnx)"
     )
     runtime.add_argument(
         "--score-cache", type=Path, metavar="PATH",

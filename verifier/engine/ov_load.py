@@ -93,12 +93,14 @@ def open_openvino(
         return session, result
     if failure is not None:
         why = str(failure)
+    # an import failure names the file itself; a fingerprint mismatch does not
+    problem = why if failure is not None else f"{where}: {why}"
     del buffer
     if record.source_file is None:
         raise ClaimVerificationError(f"{where} cannot be used here ({why}) and the manifest records no graph to compile")
     _LOG.warning(
-        "%s: %s; compiling %s with OpenVINO here instead (slower start; re-export the variant on this machine "
-        "for a fast one: docs/model-directory.md)", where, why, record.source_file,
+        "%s; compiling %s with OpenVINO here instead (slower start; re-export the variant on this machine "
+        "for a fast one: docs/model-directory.md)", problem, record.source_file,
     )
     with directory.verified_file(record.source_file) as graph:
         compiled = compile_onnx(

@@ -262,7 +262,7 @@ class VariantsReport:
         lines = []
         if self.random_weights:
             lines.append(
-                "RANDOM WEIGHTS: these parity figures say nothing about int8 quality; judge int8 on the "
+                "RANDOM WEIGHTS: these parity figures say nothing about a variant's quality; judge it on the "
                 "real model's golden report"
             )
         lines.extend(result.summary() for result in self.results)
