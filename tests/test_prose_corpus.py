@@ -3,7 +3,7 @@ tests/data/prose_corpus.md): on plain encyclopedic and news passages that state 
 no strict ruling may fire on more than 2 % of rows, and on the controls, where a trigger
 governs the fact sentence, a ruling must fire.
 
-The model is stood in for by :class:`KeyScorer`: a premise entails the claim exactly when it
+The model is stood in for by :class:`key_scorer.KeyScorer`: a premise entails the claim exactly when it
 contains the row's ``key`` (the text that states the claim), which is what an NLI cross-encoder
 does on such passages; nothing here depends on the strict rules' own reading of the text.
 Run as a script (``python tests/test_prose_corpus.py``) to print the measurement.
@@ -18,9 +18,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import pytest
 
+from key_scorer import KeyScorer
 from verifier import ClaimEvidence, ClaimVerifier
 from verifier.decision.strict_text import normalise
 from verifier.types import ClaimVerification, ClaimVerificationConfig
@@ -33,17 +33,6 @@ REFERENCE = ClaimVerificationConfig()
 STRICT = ClaimVerificationConfig(entailment_policy="strict", refutation_policy="strict")
 #: The issue's target: at most 2 % of plain rows may get a strict ruling (docs/policy.md).
 MAX_FIRED = 0.02
-
-
-class KeyScorer:
-    """Entailment 0.95 when the premise contains ``key``, else 0.03; contradiction 0.02."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        rows = [(0.95, 0.02, 0.03) if self.key in premise else (0.03, 0.02, 0.95) for premise, _ in pairs]
-        return np.asarray(rows, dtype=np.float64).reshape(len(rows), 3)
 
 
 def verify(row: dict[str, Any], config: ClaimVerificationConfig) -> ClaimVerification:

@@ -7,7 +7,7 @@ The cases are the passages of ``python -m bench.strict_cost`` (adversarial and o
 sizes) under claims naming a weekday, a date, a month, a count, money, a duration or a negation,
 with a scorer that entails every premise and one that contradicts every premise, and every row of
 tests/data/prose_corpus.json with the corpus test's key scorer. Run as a script
-(``python tests/test_strict_rulings_recorded.py --write``) to record them again after a change
+(``PYTHONPATH=. .venv/bin/python tests/test_strict_rulings_recorded.py --write``, from the repository root) to record them again after a change
 that is meant to change rulings.
 """
 
@@ -17,12 +17,12 @@ import json
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-import numpy as np
 import pytest
 
 from bench.strict_cost import passage, prose
+from key_scorer import KeyScorer
 from verifier import ClaimEvidence, ClaimVerifier, ScriptedScorer
 from verifier.types import ClaimVerificationConfig
 
@@ -41,17 +41,6 @@ SCORES = {"entails": (0.95, 0.02), "contradicts": (0.02, 0.95)}
 PASSAGES = {"adversarial": passage, "prose": prose}
 SIZES = (3_000, 20_000)
 CORPUS = json.loads((Path(__file__).resolve().parent / "data" / "prose_corpus.json").read_text(encoding="utf-8"))
-
-
-class KeyScorer:
-    """As tests/test_prose_corpus.py's: entailment 0.95 when the premise contains ``key``."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        rows = [(0.95, 0.02, 0.03) if self.key in premise else (0.03, 0.02, 0.95) for premise, _ in pairs]
-        return np.asarray(rows, dtype=np.float64).reshape(len(rows), 3)
 
 
 def cases() -> list[tuple[str, str, int, str, str]]:
@@ -108,7 +97,7 @@ def test_the_record_fires_rules() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/test_strict_rulings_recorded.py --write")
+        sys.exit("usage: PYTHONPATH=. python tests/test_strict_rulings_recorded.py --write (from the repository root)")
     record = {name: outcome(kind, size, claim, score) for name, kind, size, claim, score in cases()}
     record["corpus"] = corpus_outcomes()
     RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
