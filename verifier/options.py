@@ -32,9 +32,9 @@ BATCH_OVERHEAD_TOKENS = 16.0
 INT8_BATCH_OVERHEAD_TOKENS = 64.0
 #: The variants ``python -m export`` builds for OpenVINO (docs/model-directory.md).
 OPENVINO_VARIANTS: tuple[str, ...] = ("bf16", "ov-int8")
-#: The same cost for the OpenVINO variants: an OpenVINO call costs ~15 ms however small, plus its
-#: shape inference when the shape changes, while a bf16 token on AMX costs ~0.17 ms, so fewer, fuller
-#: batches win by more (docs/performance.md, "The Intel AMX host").
+#: The same cost for the OpenVINO variants: an OpenVINO call has a larger fixed cost than onnxruntime's
+#: (and re-plans when the shape changes) while its bf16 tokens are cheaper, so fewer, fuller batches
+#: win by more (measured in docs/performance.md, "The Intel AMX host").
 OPENVINO_BATCH_OVERHEAD_TOKENS = 200.0
 
 

@@ -4,13 +4,11 @@ The ranking is measured, not derived: per-batch times of DeBERTa-v3-base (16 x 9
 tokens, interleaved in one process) on the CPU kinds this project runs on, in
 docs/performance.md ("Which variant on which CPU" and "The Intel AMX host"):
 
-- AVX512-BF16 without AMX (AMD EPYC, 2026-12-03): OpenVINO NNCF int8 (``ov-int8``)
-  1.46-1.57x the bf16 variant; onnxruntime dynamic int8 1.07-1.12x bf16; bf16 2.4x
-  onnxruntime float32 -> ``ov-int8``, ``int8``, ``bf16``;
-- AMX (Intel Xeon, 2026-12-03): OpenVINO bf16 4.6x onnxruntime float32, ``ov-int8``
-  4.6x too (its int8 weight matmuls run 1.6x faster on AMX-INT8, but the quantise and
-  bias steps around them eat the gain), dynamic int8 2.6x -> ``bf16`` (the smallest
-  error of the three), ``ov-int8``, ``int8``;
+- AVX512-BF16 without AMX: OpenVINO NNCF int8 (``ov-int8``) clearly ahead of bf16,
+  onnxruntime dynamic int8 slightly ahead -> ``ov-int8``, ``int8``, ``bf16``;
+- AMX: bf16 on the tiles as fast as ``ov-int8`` (whose quantise and bias steps eat
+  its faster int8 matmuls) with a quarter of its error, dynamic int8 well behind ->
+  ``bf16``, ``ov-int8``, ``int8``;
 - otherwise: ``int8`` (VNNI or AVX2 integer dot products), then float32.
 
 ``optimized`` is float32 re-arranged (the same arithmetic, a faster load), so it

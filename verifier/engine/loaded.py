@@ -127,8 +127,8 @@ class LoadedModel:
             enable_cpu_mem_arena=settings.enable_cpu_mem_arena,
             enable_mem_pattern=settings.enable_mem_pattern,
         )
-        # The tokenizer (~0.15 s to parse the DeBERTa-v3 tokenizer.json) loads in a thread beside
-        # onnxruntime's session creation, which releases the GIL; the pool waits for it either way.
+        # The tokenizer loads in a thread beside onnxruntime's session creation, which releases the
+        # GIL; the pool waits for it either way (OpenVINO's order differs: see open_openvino).
         record = directory.variant_record
         # an OpenVINO variant runs on OpenVINO unless the caller brought their own session factory
         openvino = record if record is not None and record.runtime == "openvino" and settings.factory is create_session else None

@@ -76,7 +76,7 @@ def open_openvino(
     where = str(directory.path / record.file)
     failure: Optional[ClaimVerificationError] = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-openvino") as pool:
-        # importing openvino is ~0.1 s of Python; the file read below releases the GIL, so they overlap
+        # importing openvino is Python work; the file read below releases the GIL, so they overlap
         pending = pool.submit(cpu_capabilities)
         with directory.verified_buffer(record.file) as buffer:  # read once, hashed beside the import
             capabilities = pending.result()

@@ -291,8 +291,8 @@ def read_buffer(model: Union[bytes, "str | os.PathLike[str]"]) -> np.ndarray:
     """A file's bytes in a private, writable uint8 buffer (one copy), for :func:`import_compiled`.
 
     ``model`` is a path (the ``/proc/self/fd/N`` name of a verified descriptor) or bytes. The
-    buffer is anonymous memory (ordinary pages: asking for transparent huge pages made the read
-    2-5x slower on the Intel AMX host, docs/performance.md). Never a mapping of the file itself:
+    buffer is anonymous memory with ordinary pages (asking for transparent huge pages can make the
+    read much slower where the kernel compacts memory on the fault: docs/performance.md). Never a mapping of the file itself:
     a later write to the file would change a running model. The engine reads a variant's file
     with :meth:`verifier.engine.model_directory.ModelDirectory.verified_buffer` instead, which
     hashes the buffer it reads.

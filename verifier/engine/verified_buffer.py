@@ -66,7 +66,7 @@ def read_hashed(fd: int, size: int, sha256: str, *, where: str) -> HashedBuffer:
     The read is one system call (holding no GIL) and the hash one ``hashlib``
     call over the whole buffer (holding no GIL), started before this function
     returns: work the caller does next in Python (parsing the tokenizer holds the
-    GIL for ~0.3 s) cannot stall either, as it stalled a loop over chunks
+    GIL throughout) cannot stall either, as it stalled a loop over chunks
     (docs/performance.md, "Cold start of the bf16 variant").
 
     Args:
