@@ -27,14 +27,14 @@ __all__ = [
 #: DeBERTa-v3-base configuration with ``python -m bench tune`` (bench/RESULTS.md).
 BATCH_OVERHEAD_TOKENS = 16.0
 #: The same cost for the dynamic-int8 variant, whose tokens are ~3-4x cheaper while a run's fixed cost is
-#: not, so fewer, fuller batches win (docs/performance.md, "The Intel Xeon host"). Used when
+#: not, so fewer, fuller batches win (measured: docs/performance.md, ``default_batch_overhead_tokens``). Used when
 #: ``batch_overhead_tokens`` is not given and the variant is ``"int8"``.
 INT8_BATCH_OVERHEAD_TOKENS = 64.0
 #: The variants ``python -m export`` builds for OpenVINO (docs/model-directory.md).
 OPENVINO_VARIANTS: tuple[str, ...] = ("bf16", "ov-int8")
 #: The same cost for the OpenVINO variants: an OpenVINO call has a larger fixed cost than onnxruntime's
 #: (and re-plans when the shape changes) while its bf16 tokens are cheaper, so fewer, fuller batches
-#: win by more (measured in docs/performance.md, "The Intel AMX host").
+#: win by more (measured: docs/performance.md, ``OPENVINO_BATCH_OVERHEAD_TOKENS``).
 OPENVINO_BATCH_OVERHEAD_TOKENS = 200.0
 
 

@@ -2,7 +2,7 @@
 
 The ranking is measured, not derived: per-batch times of DeBERTa-v3-base (16 x 96
 tokens, interleaved in one process) on the CPU kinds this project runs on, in
-docs/performance.md ("Which variant on which CPU", "The Intel AMX host" and "An AVX2-only CPU"):
+docs/performance.md (its section on each CPU kind, from "Which variant on which CPU" on):
 
 - AVX512-BF16 without AMX: OpenVINO NNCF int8 (``ov-int8``) clearly ahead of bf16,
   onnxruntime dynamic int8 slightly ahead -> ``ov-int8``, ``int8``, ``bf16``;
@@ -10,7 +10,7 @@ docs/performance.md ("Which variant on which CPU", "The Intel AMX host" and "An 
   its faster int8 matmuls) with a quarter of its error, dynamic int8 well behind ->
   ``bf16``, ``ov-int8``, ``int8``;
 - otherwise: ``int8`` (VNNI or AVX2 integer dot products), then float32; on an AVX2-only CPU
-  OpenVINO float32 and NNCF int8 at float32 precision were no faster than onnxruntime float32 ("An AVX2-only CPU").
+  OpenVINO float32 and NNCF int8 at float32 precision were no faster than onnxruntime float32.
 
 ``optimized`` is float32 re-arranged (the same arithmetic, a faster load), so it
 ranks with float32. :func:`runnable_variants` says why a recorded variant cannot
