@@ -51,9 +51,16 @@ KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 #: than the pair it replaces. The float32 graphs are not fused either way (same bits); the int8 logits
 #: move slightly (the LayerNorm is summed in another order), so variant gates and the score store's key
 #: use this setting. A caller's own value replaces it (``""`` re-enables every fusion; names separated by ``;``).
+#:
+#: ``session.x64quantprecision=1``: on x86 CPUs without VNNI (AVX2, or AVX-512 without VNNI) onnxruntime's
+#: u8s8 int8 matmul sums pairs of products in int16, which saturates; with this entry it converts int8
+#: weights to u8 there (u8u8 kernels, exact int32 sums), so an int8 variant scores what its gate measured
+#: on any CPU. On a CPU with VNNI or AMX it changes nothing; float32 graphs are unaffected
+#: (docs/performance.md, "int8 on CPUs without VNNI").
 DEFAULT_CONFIG_ENTRIES: Mapping[str, str] = {
     "session.intra_op.allow_spinning": "0",
     "optimization.disable_specified_optimizers": "SkipLayerNormFusion",
+    "session.x64quantprecision": "1",
 }
 
 

@@ -25,7 +25,10 @@ variant="int8")`` or ``RuntimeOptions(variant="int8")``):
   (``onnxruntime.quantization.quantize_dynamic``): MatMul weights to signed
   int8 (per output channel by default), activations quantised at run time,
   only MatMuls with a constant weight (``MatMulConstBOnly``: the attention
-  score and context matmuls stay float32), and by default the word-embedding
+  score and context matmuls stay float32), after onnxruntime's ``basic``
+  optimisation has folded the graph's constant subgraphs in float32 (a
+  quantised constant subgraph would be folded through int8 kernels at every
+  load, and those saturate on CPUs without VNNI), and by default the word-embedding
   Gather too (``quantize_embeddings="auto"``: the file is ~2.5x smaller at the
   same speed; built again without it only if that file misses the gate).
 * ``bf16`` -> ``model.bf16.blob``: ``model.onnx`` compiled by OpenVINO's CPU

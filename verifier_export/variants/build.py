@@ -84,14 +84,21 @@ def _write_int8(source: Path, target: Path, options: VariantOptions) -> None:
     level = root.level
     root.setLevel(logging.ERROR)  # quantize_dynamic logs a pre-processing advisory on the root logger
     try:
-        quantize_dynamic(
-            source,
-            target,
-            op_types_to_quantize=op_types,
-            per_channel=options.int8_per_channel,
-            weight_type=weight_type,
-            extra_options={"MatMulConstBOnly": True},
-        )
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".int8-folded-") as scratch:
+            # Constant subgraphs (DeBERTa's relative-position projections) are folded in float32 first:
+            # left quantised, each session would fold them through the int8 kernels at load, which
+            # saturate on CPUs without VNNI (docs/performance.md, "int8 on CPUs without VNNI").
+            folded = Path(scratch) / "folded.onnx"
+            settings = session_options(graph_optimization_level="basic", optimized_model_filepath=folded)
+            create_session(source, settings, where=str(source), error=ExportError)
+            quantize_dynamic(
+                folded,
+                target,
+                op_types_to_quantize=op_types,
+                per_channel=options.int8_per_channel,
+                weight_type=weight_type,
+                extra_options={"MatMulConstBOnly": True},
+            )
     finally:
         root.setLevel(level)
 

@@ -196,7 +196,8 @@ class VariantOptions:
         scales = "per-channel" if self.int8_per_channel else "per-tensor"
         return (
             f"dynamic int8 (onnxruntime {onnxruntime.__version__} quantize_dynamic: MatMul weights "
-            f"{self.int8_weight_type} {scales}, constant-B MatMuls only{embeddings}) of model.onnx"
+            f"{self.int8_weight_type} {scales}, constant-B MatMuls only{embeddings}) of model.onnx "
+            "with its constant subgraphs folded in float32 first"
         )
 
 
