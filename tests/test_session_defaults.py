@@ -51,12 +51,14 @@ def test_float32_graphs_and_scores_do_not_change(tiny_model_dir: Path, tmp_path:
 def test_defaults_and_caller_entries() -> None:
     assert session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
     assert session_options().get_session_config_entry("optimization.disable_specified_optimizers") == "SkipLayerNormFusion"
+    assert session_options().get_session_config_entry("session.x64quantprecision") == "1"  # exact int8 sums without VNNI
     chosen = session_options(config_entries={"session.intra_op.allow_spinning": "1", **FUSION_ON})
     assert chosen.get_session_config_entry("session.intra_op.allow_spinning") == "1"
     assert chosen.get_session_config_entry("optimization.disable_specified_optimizers") == ""
     assert effective_config_entries({"x.y": "1"}) == {
         "optimization.disable_specified_optimizers": "SkipLayerNormFusion",
         "session.intra_op.allow_spinning": "0",
+        "session.x64quantprecision": "1",
         "x.y": "1",
     }
 
