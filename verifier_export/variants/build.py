@@ -66,8 +66,8 @@ def variant_parity(model_dir: Path, onnx_file: str, *, manifest: Optional[Manife
     return comparison.parity_report(passed=True)
 
 
-def _write_optimized(source: Path, target: Path, options: VariantOptions) -> None:
-    settings = session_options(graph_optimization_level=options.optimization_level, optimized_model_filepath=target)
+def _write_optimized(source: Path, target: Path, level: str) -> None:
+    settings = session_options(graph_optimization_level=level, optimized_model_filepath=target)
     create_session(source, settings, where=str(source), error=ExportError)  # writes ``target`` as it loads
     if not target.is_file():
         raise ExportError(f"onnxruntime did not write the optimised model {target}")
@@ -89,8 +89,7 @@ def _write_int8(source: Path, target: Path, options: VariantOptions) -> None:
             # left quantised, each session would fold them through the int8 kernels at load, which
             # saturate on CPUs without VNNI (docs/performance.md, "int8 on CPUs without VNNI").
             folded = Path(scratch) / "folded.onnx"
-            settings = session_options(graph_optimization_level="basic", optimized_model_filepath=folded)
-            create_session(source, settings, where=str(source), error=ExportError)
+            _write_optimized(source, folded, "basic")
             quantize_dynamic(
                 folded,
                 target,
@@ -151,7 +150,7 @@ def _record_fields(name: str, manifest: Manifest) -> dict[str, object]:
 def _build_file(name: str, source: Path, target: Path, options: VariantOptions) -> None:
     try:
         if name == "optimized":
-            _write_optimized(source, target, options)
+            _write_optimized(source, target, options.optimization_level)
         elif name == "bf16":
             _write_bf16(source, target)
         elif name == "ov-int8":
