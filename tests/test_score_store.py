@@ -352,6 +352,46 @@ def test_cli_refuses_a_store_that_is_also_an_output(
     assert "is also INPUT" in capsys.readouterr().err
 
 
+def test_cli_verify_leaves_a_final_store_file(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (CI, stop 39): the store's connection outlived ``verify``, so a later garbage collection
+    checkpointed its WAL and rewrote the file after the command had returned."""
+    store = tmp_path / "scores.sqlite"
+    assert cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "-q", "-o", str(tmp_path / "a.jsonl"),
+                     "--score-cache", str(store)]) == 0
+    # SQLite removes the -wal file when the last connection closes (after checkpointing it)
+    assert not Path(f"{store}-wal").exists()
+    with sqlite3.connect(f"file:{store}?mode=ro&immutable=1", uri=True) as conn:  # the main file alone, no WAL
+        rows = conn.execute("SELECT count(*) FROM scores").fetchone()[0]
+    assert rows > 0
+
+
+def test_close_releases_the_store_and_a_later_call_reopens_it(tiny_model_dir: Path, tmp_path: Path) -> None:
+    store = tmp_path / "scores.sqlite"
+    runtime = RuntimeOptions(model_dir=tiny_model_dir, score_cache=store)
+    requests = _requests()
+    with ClaimVerifier.from_model_dir(tiny_model_dir, runtime=runtime) as verifier:
+        first = verifier.verify_many_sync(requests)
+        misses = verifier.stats["store_misses"]
+    assert misses > 0 and not Path(f"{store}-wal").exists()
+    verifier.close()  # idempotent
+    again = verifier.verify_many_sync(requests)  # reopens: every pair is a hit now
+    assert [r.model_dump() for r in again] == [r.model_dump() for r in first]
+    assert verifier.stats["store_misses"] == misses and verifier.stats["store_hits"] >= misses
+    verifier.close()
+    assert not Path(f"{store}-wal").exists()
+
+
+def test_close_leaves_an_injected_scorer_open(tiny_model_dir: Path, tmp_path: Path) -> None:
+    store = tmp_path / "scores.sqlite"
+    engine = OnnxScorer(tiny_model_dir, score_cache=store)
+    verifier = ClaimVerifier(scorer=engine)
+    verifier.verify_many_sync(_requests()[:1])
+    verifier.close()
+    assert Path(f"{store}-wal").exists()  # the engine is its owner's: still open
+    engine.close()
+    assert not Path(f"{store}-wal").exists()
+
+
 def test_cli_verify_twice_over_a_store_all_hits_same_bytes(
     tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -172,6 +172,7 @@ class ClaimVerifier(_PrmeSeams):
             self.runtime = runtime
             self._missing_hint = ""
         self._scorer: Optional[Scorer] = scorer
+        self._owns_scorer = scorer is None  # close() closes only the engine this verifier built
         self._scorer_lock = threading.Lock()
         self._init_seams()
         self._driver = ClaimDriver(self)
@@ -249,6 +250,24 @@ class ClaimVerifier(_PrmeSeams):
             self.runtime, self.config.model, self.config.revision, max_batch_size=self.config.batch_size,
             missing_hint=self._missing_hint,
         )
+
+    def close(self) -> None:
+        """Release what the engine this verifier built holds open: its score store's connection
+        (``RuntimeOptions.score_cache``), whose file is final when this returns (docs/score-store.md).
+
+        Idempotent; an injected scorer is its owner's to close. The verifier stays usable: a later
+        call reopens the store.
+        """
+        scorer = self._scorer
+        close = getattr(scorer, "close", None) if self._owns_scorer else None
+        if callable(close):
+            close()
+
+    def __enter__(self) -> "ClaimVerifier":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def stats(self) -> dict[str, int]:

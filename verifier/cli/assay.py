@@ -325,6 +325,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     finally:
         if bar is not None:
             bar.close()
+        live.close()  # releases a score store the live engine opened
     final = ScoreIdentity(model=identity.model, revision=identity.revision,
                           resolved_revision=scorer.resolved_revision, manifest_sha256=identity.manifest_sha256,
                           determinants_sha256=identity.determinants_sha256)

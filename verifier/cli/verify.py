@@ -351,6 +351,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
             err(f"skipped: {skipped} invalid row{'s' if skipped != 1 else ''} of {source}")
 
         verifier = context.make_verifier(config, setup.runtime)
+        stack.callback(verifier.close)  # the score store's file is final before main returns
         line_of = envelope if envelopes else bare
         map_writer = writers[1] if len(writers) > 1 else None
         written = 0
@@ -440,8 +441,8 @@ def _run_one_off(args: argparse.Namespace, context: Context) -> int:
 
     setup = prepare(args, check)
     (valid,) = setup.requests
-    verifier = context.make_verifier(setup.config, setup.runtime)
-    (result,) = verifier.verify_many_sync([valid])
+    with context.make_verifier(setup.config, setup.runtime) as verifier:
+        (result,) = verifier.verify_many_sync([valid])
     out = stdout_text()
     try:
         out.write((result.model_dump_json() if args.json else format_result(result, valid.evidence)) + "\n")

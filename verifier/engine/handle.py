@@ -149,6 +149,16 @@ class ModelHandle:
             previous, self._stats = self._stats, ScorerStats()
         return previous
 
+    def close(self) -> None:
+        """Close the score store's connection, if this engine has one; idempotent.
+
+        The store's WAL is checkpointed into its file before this returns, so the file is final
+        (docs/score-store.md). The engine stays usable: a later call reopens the store.
+        """
+        store = self._store
+        if store is not None:
+            store.close()
+
     def __repr__(self) -> str:
         state = "loaded" if self._loaded is not None else "not loaded"
         variant = f", variant={self._variant!r}" if self._variant else ""

@@ -118,12 +118,13 @@ class ScoreStore:
         self.busy_timeout_s = float(busy_timeout_s)
         self._lock = threading.Lock()
         self._pid = os.getpid()
-        self._conn = self._open()
+        conn = self._open()
         try:
             self._key, self.key_file = load_key(self.path, Path(key_file) if key_file is not None else None)
         except BaseException:
-            self._conn.close()
+            conn.close()
             raise
+        self._conn: Optional[sqlite3.Connection] = conn
 
     def __repr__(self) -> str:
         return f"ScoreStore({str(self.path)!r}, max_rows={self.max_rows})"
@@ -204,6 +205,8 @@ class ScoreStore:
     def _connection(self) -> sqlite3.Connection:
         if os.getpid() != self._pid:  # forked: never share the parent's connection
             self._pid, self._conn = os.getpid(), self._open()
+        elif self._conn is None:  # closed: a later use reopens (and rechecks) the file
+            self._conn = self._open()
         return self._conn
 
     # ------------------------------------------------------------------ rows
@@ -313,9 +316,12 @@ class ScoreStore:
             return int(self._connection().execute("SELECT count(*) FROM scores").fetchone()[0])
 
     def close(self) -> None:
-        """Close the connection (the last one out checkpoints the WAL into the file)."""
+        """Close the connection; idempotent. The last connection out checkpoints the WAL into the
+        file, so the file's bytes are final when this returns. A later :meth:`get`/:meth:`put` reopens."""
         with self._lock:
-            self._conn.close()
+            if self._conn is not None and os.getpid() == self._pid:
+                self._conn.close()
+            self._conn = None
 
 
 # ---------------------------------------------------------------- the engine's seam
@@ -345,6 +351,10 @@ class StoredLogits:
     def __init__(self, store: ScoreStore, context: bytes) -> None:
         self.store = store
         self.context = context
+
+    def close(self) -> None:
+        """Close the store's connection (:meth:`ScoreStore.close`); the next lookup reopens it."""
+        self.store.close()
 
     def logits(
         self, pairs: Sequence[tuple[str, str]], run: Callable[[list[int]], BatchedLogits]

@@ -294,6 +294,9 @@ class Service:
             close(drain=drain)
         self._pool.shutdown(wait=True, cancel_futures=not drain)
         self.body.close()
+        release = getattr(self.engine, "close", None)  # the score store's file is final at exit (docs/score-store.md)
+        if release is not None:
+            release()
 
 
 class Exchange:
