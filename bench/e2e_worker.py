@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-name", default=None, help="prme: ClaimVerificationConfig.model (default: --model)")
     parser.add_argument("--revision", default="local", help="prme: ClaimVerificationConfig.revision")
     parser.add_argument("--variant", default=None, help="ours: manifest variant (e.g. int8)")
+    parser.add_argument("--schedule", choices=("staged", "eager"), default="staged", help="ours: RuntimeOptions.schedule")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cases", required=True, help="JSON file of the claims")
     parser.add_argument(
@@ -188,6 +189,7 @@ def _ours_side(args: argparse.Namespace, cases: list[dict[str, Any]]) -> tuple[_
     entries = json.loads(args.session_config) if args.session_config else None
     runtime = RuntimeOptions(
         variant=args.variant, intra_op_num_threads=args.threads, inter_op_num_threads=1, session_config_entries=entries,
+        schedule=args.schedule,
     )
     verifier = ClaimVerifier.from_model_dir(Path(args.model), runtime=runtime)
     evidence = [[ClaimEvidence(**e) for e in case["evidence"]] for case in cases]
@@ -356,6 +358,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ready: dict[str, Any] = {
         "side": args.side,
         "variant": args.variant,
+        "schedule": args.schedule,
         "pid": os.getpid(),
         "process_started_wall": _STARTED_WALL,
         "python": sys.version.split()[0],

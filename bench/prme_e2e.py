@@ -11,7 +11,9 @@ one per verifier, and lets them take turns claim by claim on the same claims:
   ``revision`` is not resolved, PRME's ``resolved_revision`` is ``None``);
 * ``ours-fp32`` / ``ours-int8`` / ``ours-bf16`` -- :class:`verifier.ClaimVerifier.from_model_dir` on the
   export of the same weights (``models/bench-deberta-v3-base-random/onnx-span``,
-  float32, its ``int8`` variant and its OpenVINO ``bf16`` variant, when built).
+  float32, its ``int8`` variant and its OpenVINO ``bf16`` variant, when built);
+  with ``-eager`` (``ours-int8-eager``) on ``RuntimeOptions(schedule="eager")``, with ``-nospin``,
+  ``-spin`` or ``-stopspin`` with other onnxruntime session entries.
 
 Claims: ``--claims`` claims x 8 passages of workload (c) (memory-style notes,
 :mod:`bench.workloads`) or (e) (encyclopedia-style, ``--texts e``). The model's
@@ -67,7 +69,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .model import bench_model
-from .prme_e2e_report import SIDES, VARIANT_SUFFIXES, agreement, percentile, render_markdown, split_side, summary
+from .prme_e2e_report import EAGER, SIDES, VARIANT_SUFFIXES, agreement, percentile, render_markdown, split_side, summary
 from .proc import REPO_ROOT, THREAD_ENV_VARS
 
 __all__ = ["PEER_VENV", "SIDES", "peer_python", "peer_problem", "build_parser", "main", "cases_of", "Worker"]
@@ -274,7 +276,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     }
     for key in sides:
         base, suffix = split_side(key)
-        if suffix is not None:
+        if suffix == EAGER:
+            commands[key] = commands[base] + ["--schedule", "eager"]
+        elif suffix is not None:
             commands[key] = commands[base] + ["--session-config", json.dumps(VARIANT_SUFFIXES[suffix])]
     workers: dict[str, Worker] = {}
     cold: dict[str, Any] = {}
@@ -282,7 +286,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         for key in sides:  # one after the other: each cold start has the machine to itself (apart from others' load)
             command = commands[key] + ["--threads", str(args.threads), "--cases", str(cases_path)]
-            if key != "prme" and args.session_config and split_side(key)[1] is None:
+            if key != "prme" and args.session_config and split_side(key)[1] in (None, EAGER):
                 command += ["--session-config", args.session_config]
             load_before = os.getloadavg()[0]
             worker = Worker(key, command, env, scratch / f"{key}.log")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Optional, Sequence
 
-__all__ = ["SIDES", "NOSPIN", "VARIANT_SUFFIXES", "split_side", "percentile", "summary", "agreement", "render_markdown"]
+__all__ = ["SIDES", "NOSPIN", "EAGER", "VARIANT_SUFFIXES", "split_side", "percentile", "summary", "agreement", "render_markdown"]
 
 #: Every worker key, in report order.
 SIDES = ("prme", "ours-fp32", "ours-int8", "ours-bf16")
@@ -25,11 +25,14 @@ VARIANT_SUFFIXES: dict[str, dict[str, str]] = {
     "-stopspin": {"session.force_spinning_stop": "1"},
     "-spin": {"session.intra_op.allow_spinning": "1"},
 }
+#: Suffix of an extra side of ours on ``RuntimeOptions(schedule="eager")`` (``ours-bf16-eager``): singles
+#: and every pair in one pass, against the default staged schedule in the same run.
+EAGER = "-eager"
 
 
 def split_side(key: str) -> tuple[str, Optional[str]]:
     """(base side, suffix) of a side key: ``ours-int8-nospin`` -> (``ours-int8``, ``-nospin``)."""
-    for suffix in VARIANT_SUFFIXES:
+    for suffix in (*VARIANT_SUFFIXES, EAGER):
         if key.endswith(suffix) and key.removesuffix(suffix) in SIDES[1:]:
             return key.removesuffix(suffix), suffix
     return key, None
@@ -110,7 +113,8 @@ def render_markdown(run: dict[str, Any]) -> str:
     for key in keys:
         base, suffix = split_side(key)
         if suffix is not None:
-            label[key] = f"{label[base]} ({', '.join(f'{k}={v}' for k, v in VARIANT_SUFFIXES[suffix].items())})"
+            settings = {"schedule": "eager"} if suffix == EAGER else VARIANT_SUFFIXES[suffix]
+            label[key] = f"{label[base]} ({', '.join(f'{k}={v}' for k, v in settings.items())})"
     add(f"# PRME end to end: {run['name']}")
     add("")
     add("**Random weights: speed only. Statuses are compared for agreement, never as quality.**")

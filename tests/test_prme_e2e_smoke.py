@@ -43,6 +43,8 @@ class TestReport:
         found = summary([1.0, 2.0, 3.0, 4.0])
         assert found["claims_per_s"] == pytest.approx(0.4) and found["p50_s"] == pytest.approx(2.5)
         assert split_side("ours-int8-spin") == ("ours-int8", "-spin")
+        assert split_side("ours-bf16-eager") == ("ours-bf16", "-eager")
+        assert split_side("prme-eager") == ("prme-eager", None)  # PRME has one schedule: not a side
         assert split_side("prme") == ("prme", None)
 
     def test_markdown_has_every_section_and_the_random_weights_warning(self) -> None:
@@ -84,14 +86,15 @@ def test_prme_e2e_runs_and_reports_its_fields(tmp_path: Path) -> None:
         pytest.skip("bench model not built: run `.venv/bin/python -m bench build --span`")
     completed = subprocess.run(
         [sys.executable, "-m", "bench.prme_e2e", "--claims", "2", "--chunk", "2", "--lag-claims", "1",
-         "--sides", "prme,ours-int8", "--gap-ms", "0", "--name", "smoke", "--results-dir", str(tmp_path)],
+         "--sides", "prme,ours-int8,ours-int8-eager", "--gap-ms", "0", "--name", "smoke", "--results-dir", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False,
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     run = json.loads((tmp_path / "smoke.json").read_text(encoding="utf-8"))
     for key in ("cold", "sequential", "many", "agreement", "async", "lag", "host"):
         assert key in run
-    for side in ("prme", "ours-int8"):
+    assert (run["cold"]["ours-int8"]["schedule"], run["cold"]["ours-int8-eager"]["schedule"]) == ("staged", "eager")
+    for side in ("prme", "ours-int8", "ours-int8-eager"):
         assert run["cold"][side]["process_start_to_first_result_s"] > 0
         assert run["sequential"][side]["claims_per_s"] > 0
     assert run["agreement"]["ours-int8"]["claims"] == 2
