@@ -23,6 +23,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    TypeVar,
     Union,
 )
 
@@ -119,7 +120,35 @@ class _PrmeSeams:
                 for row in values]
 
 
-class ClaimVerifier(_PrmeSeams):
+_C = TypeVar("_C", bound="_Closing")
+
+
+class _Closing:
+    """``close()`` and the context manager: what a verifier's own engine holds open is released."""
+
+    _scorer: Optional[Scorer]
+    _owns_scorer: bool
+
+    def close(self) -> None:
+        """Release what the engine this verifier built holds open: its score store's connection
+        (``RuntimeOptions.score_cache``), whose file is final when this returns (docs/score-store.md).
+
+        Idempotent; an injected scorer is its owner's to close. The verifier stays usable: a later
+        call reopens the store.
+        """
+        scorer = self._scorer
+        close = getattr(scorer, "close", None) if self._owns_scorer else None
+        if callable(close):
+            close()
+
+    def __enter__(self: "_C") -> "_C":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ClaimVerifier(_PrmeSeams, _Closing):
     """Verify one declarative claim against exact evidence passages (docs/decision.md §1–§7).
 
     Args:
@@ -250,24 +279,6 @@ class ClaimVerifier(_PrmeSeams):
             self.runtime, self.config.model, self.config.revision, max_batch_size=self.config.batch_size,
             missing_hint=self._missing_hint,
         )
-
-    def close(self) -> None:
-        """Release what the engine this verifier built holds open: its score store's connection
-        (``RuntimeOptions.score_cache``), whose file is final when this returns (docs/score-store.md).
-
-        Idempotent; an injected scorer is its owner's to close. The verifier stays usable: a later
-        call reopens the store.
-        """
-        scorer = self._scorer
-        close = getattr(scorer, "close", None) if self._owns_scorer else None
-        if callable(close):
-            close()
-
-    def __enter__(self) -> "ClaimVerifier":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def stats(self) -> dict[str, int]:
