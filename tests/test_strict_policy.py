@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -701,3 +703,39 @@ def test_async_verify_takes_as_of() -> None:
     result = asyncio.run(verifier.verify("The launch is Tuesday.", evidence, as_of=AS_OF))
     assert result == verifier.verify_sync("The launch is Tuesday.", evidence, as_of=AS_OF)
     assert rulings(result) == [("vetoed_support", "expired")]
+
+
+# ---------------------------------------------------------------- import cost
+
+
+def test_the_strict_modules_load_only_for_a_strict_configuration() -> None:
+    """The reference policies never import the strict policy's modules (import time, docs/performance.md);
+    the first strict verification does, in the same process, and its ruling is the one this file expects."""
+    script = """
+import json, sys, uuid
+from verifier import ClaimEvidence, ClaimVerifier, ScriptedScorer
+from verifier.types import ClaimVerificationConfig
+loaded = lambda: sorted(m for m in sys.modules if m.startswith("verifier.decision.strict"))
+scorer = ScriptedScorer({"The memo says the launch is Tuesday.": (0.97, 0.01)}, default=(0.02, 0.01))
+evidence = [ClaimEvidence(reference="E1", memory_id=uuid.UUID(int=1), text="The memo says the launch is Tuesday.")]
+out = {"import": loaded()}
+reference = ClaimVerifier(ClaimVerificationConfig(entailment_policy="model_only"), scorer=scorer)
+out["reference_status"] = reference.verify_sync("The launch is Tuesday.", evidence).status.value
+out["after_reference"] = loaded()
+strict = ClaimVerifier(ClaimVerificationConfig(entailment_policy="strict", refutation_policy="strict"), scorer=scorer)
+result = strict.verify_sync("The launch is Tuesday.", evidence)
+out["strict_status"] = result.status.value
+out["strict_rulings"] = [[r.action, r.rule] for r in result.strict_rulings]
+out["after_strict"] = "verifier.decision.strict" in loaded()
+print(json.dumps(out))
+"""
+    completed = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert report["import"] == [] and report["after_reference"] == []
+    assert report["reference_status"] == "supported"  # model_only: the 0.97 entailment alone decides
+    assert report["strict_status"] == "insufficient"  # "the memo says": a reported speech act, vetoed
+    assert report["strict_rulings"] == [["vetoed_support", "strict_speech_act"]]
+    assert report["after_strict"] is True

@@ -15,12 +15,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Generator, Optional, Sequence
 from uuid import UUID
 
 import numpy as np
 
-from . import audit, strict
+from . import audit
 from .guards import PassageView, Provenance, entailment_guard, exact_negation, join_premise, localize, refutation_guard
 from ..types import (
     SCHEMA_VERSION,
@@ -34,11 +34,15 @@ from ..types import (
     StrictRuling,
 )
 
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from . import strict
+
 __all__ = ["Procedure", "Verification"]
 
 ENTAILMENT_LIMITATION = "uncorroborated_model_entailment"
 CONTRADICTION_LIMITATION = "uncorroborated_model_contradiction"
 COMPLETE_SET_LIMITATION = "complete_set_requires_structured_aggregation"
+
 STRICT_LIMITATION = "strict_policy_ruling"
 
 #: A procedure yields premises (the hypothesis is always the claim) and receives
@@ -284,6 +288,10 @@ class Verification:
         self, stages: Sequence[_Stage], supports: list[_Support], refutations: list[_Refutation]
     ) -> tuple[list[_Support], list[_Refutation], tuple[StrictRuling, ...]]:
         """The strict policy over the reference decisions (docs/policy.md; :func:`verifier.decision.strict.decide`)."""
+        # imported here: the strict policy's modules are ~15 % of the library's import time and only
+        # strict configurations use them (docs/performance.md, "Import time")
+        from . import strict
+
         config = self.config
         outcome = strict.decide(
             self.claim,
