@@ -893,6 +893,48 @@ def test_e2e_cli_is_torch_free(tiny_model_dir: Path) -> None:
     assert len(proc.stdout.splitlines()) == 41
 
 
+def test_a_verify_run_imports_no_other_subcommand_and_no_strict_policy(tiny_model_dir: Path) -> None:
+    """A real ``verify`` run loads only the verify and info command modules and, under the reference
+    policies, none of the strict policy's (their import is ~0.1 s of a one-off: docs/performance.md)."""
+    code = (
+        "import json, sys, runpy\n"
+        f"sys.argv = ['verifier', 'verify', {str(CLAIMS)!r}, '--model-dir', {str(tiny_model_dir)!r}, '-q']\n"
+        "try:\n    runpy.run_module('verifier', run_name='__main__')\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "from verifier.cli import SUBCOMMANDS\n"
+        "commands = sorted(n for n in SUBCOMMANDS if 'verifier.cli.' + n in sys.modules)\n"
+        "strict = sorted(m for m in sys.modules if m.startswith('verifier.decision.strict'))\n"
+        "print(json.dumps([commands, strict]), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 41
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == [["info", "verify"], []]
+
+
+@pytest.mark.parametrize("name", cli.SUBCOMMANDS)
+def test_a_subcommand_parses_and_helps_as_with_every_module_built(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The parser built for one subcommand lists every subcommand with the same help and gives the
+    chosen one its full parser: ``--help`` prints what the parser with every module built prints."""
+    outputs = []
+    for parser in (cli.build_parser(), cli.build_parser([name, "--help"])):
+        with pytest.raises(SystemExit) as exit_info:
+            parser.parse_args([name, "--help"])
+        assert exit_info.value.code == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].startswith("usage: ") and f" {name} " in outputs[0].splitlines()[0]
+    tops = [parser.format_help() for parser in (cli.build_parser(), cli.build_parser([name]))]
+    assert tops[0] == tops[1]
+    for listed in cli.SUBCOMMANDS:
+        assert re.search(rf"^    {listed} ", tops[0], re.M), listed
+
+
+def test_subcommand_refuses_an_unknown_name() -> None:
+    with pytest.raises(ValueError, match=r"subcommand must be one of \['verify', 'info'"):
+        cli.subcommand("verifier")
+
+
 def test_progress_bar_only_on_a_terminal(
     capsys: pytest.CaptureFixture[str], scripted: Built, fake_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

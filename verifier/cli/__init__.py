@@ -97,14 +97,17 @@ Modules
 :mod:`~verifier.cli.errors` (messages and exit codes),
 :mod:`~verifier.cli.common` (argument types, configuration), and one module
 per subcommand (:mod:`~verifier.cli.verify`, :mod:`~verifier.cli.info`),
-listed in :data:`SUBCOMMANDS`. A new subcommand is one new module with
-``add_parser(subparsers)`` and ``run(args, context) -> int``, added there.
+listed in :data:`SUBCOMMANDS` and imported only when its command runs
+(:func:`build_parser`). A new subcommand is one new module with
+``add_parser(subparsers)`` and ``run(args, context) -> int``, added there
+with its one-line help in :data:`verifier.cli.common.SUMMARIES`.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import signal
 import sys
@@ -112,8 +115,8 @@ import threading
 import typing
 from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 
-from . import assay, check, info, keygen, serve, verify
-from .common import Context, Subcommand, SubcommandParser
+from . import info, verify
+from .common import SUMMARIES, Context, Subcommand, SubcommandParser
 from .errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -149,7 +152,9 @@ __all__ = [
     "InvalidRow",
     "cli_memory_id",
     "read_requests",
+    "SUBCOMMANDS",
     "build_parser",
+    "subcommand",
     "add_verify_parser",
     "add_info_parser",
     "run_verify",
@@ -157,8 +162,8 @@ __all__ = [
     "main",
 ]
 
-#: The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS: tuple[Subcommand, ...] = (verify, info, check, assay, serve, keygen)
+#: The subcommands (modules of this package), in the order ``--help`` lists them.
+SUBCOMMANDS: tuple[str, ...] = ("verify", "info", "check", "assay", "serve", "keygen")
 
 #: Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode).
 add_verify_parser = verify.add_parser
@@ -182,8 +187,23 @@ def _version() -> str:
     return __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``python -m verifier`` parser with every subcommand of :data:`SUBCOMMANDS`."""
+def subcommand(name: str) -> Subcommand:
+    """The module of subcommand ``name`` (one of :data:`SUBCOMMANDS`), imported on first use."""
+    if name not in SUBCOMMANDS:
+        raise ValueError(f"subcommand must be one of {list(SUBCOMMANDS)}, got {name!r}")
+    return typing.cast(Subcommand, importlib.import_module(f"{__name__}.{name}"))
+
+
+def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
+    """The ``python -m verifier`` parser for ``argv``: every subcommand of :data:`SUBCOMMANDS` is listed.
+
+    When ``argv`` starts with a subcommand's name, only that subcommand's module
+    is imported and given its full parser; the others get a parser with their
+    one-line help (:data:`~verifier.cli.common.SUMMARIES`) that never parses
+    anything. Importing every subcommand costs ~0.1 s of a one-off ``verify``
+    (docs/performance.md, "Import time"). Without ``argv`` (or with an option
+    first, such as ``--help``) every subcommand is built.
+    """
     parser = argparse.ArgumentParser(
         prog=_prog(),
         description="Torch-free, auditable claim verification with a local NLI cross-encoder.",
@@ -194,8 +214,12 @@ def build_parser() -> argparse.ArgumentParser:
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=SubcommandParser),
     )
-    for subcommand in SUBCOMMANDS:
-        subcommand.add_parser(subparsers)
+    chosen = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    for name in SUBCOMMANDS:
+        if chosen is None or name == chosen:
+            subcommand(name).add_parser(subparsers)
+        else:
+            subparsers.add_parser(name, help=SUMMARIES[name])
     return parser
 
 
@@ -216,8 +240,8 @@ def main(
     :class:`SystemExit`); every other user or runtime error is one line on
     stderr and a returned status (see the module docstring).
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(arguments).parse_args(arguments)
     context = Context() if make_verifier is None else Context(make_verifier=make_verifier)
     func: Callable[[argparse.Namespace, Context], int] = args.func
     try:

@@ -53,7 +53,7 @@ from ..messages import one_line
 from .. import strictjson
 from ..options import InputLimits, RuntimeOptions
 from ..types import ClaimVerificationConfig, EntailmentPolicy, RefutationPolicy
-from .common import Context, add_limits, add_model_dir, int_range, prepare, threads, threshold
+from .common import SUMMARIES, Context, add_limits, add_model_dir, int_range, prepare, threads, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
 from .inputs import InputRow, InvalidRow, open_lines, read_requests, report_invalid
 
@@ -84,7 +84,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     """Register ``assay``."""
     parser = subparsers.add_parser(
         "assay",
-        help="measure a policy and its thresholds on labelled claims (metrics, intervals, sweep, gates)",
+        help=SUMMARIES["assay"],
         description="Run labelled claims through the verifier; report metrics with bootstrap intervals, a "
         "threshold x policy sweep from recorded scores, and registered gates.",
     )

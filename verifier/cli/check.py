@@ -74,7 +74,7 @@ from ..decision.signing import PublicKey, load_public_key
 from ..strictjson import loads as strict_loads
 from ..types import ClaimVerification, ClaimVerificationConfig, ClaimVerificationError, EntailmentPolicy, RefutationPolicy
 from .audit_inputs import Rescorer, RowCursor, rescorer_for
-from .common import _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
+from .common import SUMMARIES, _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
 from .inputs import is_whole_file, iter_input, open_lines
 
@@ -96,7 +96,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     """Register ``check``."""
     parser = subparsers.add_parser(
         "check",
-        help="check stored results: recompute their digests and report edited records",
+        help=SUMMARIES["check"],
         description=(
             "Read what verify wrote (result lines, envelopes, --resume output, a Ray output directory) and report "
             "every record whose status, groups, scores, claim, model or configuration no longer match its digests, or "

@@ -107,6 +107,18 @@ class Context:
     make_verifier: VerifierFactory = make_verifier
 
 
+#: Each subcommand's one-line help, keyed by its name: its parser's ``help`` and the line ``python -m verifier
+#: --help`` lists, also for a subcommand whose module :func:`verifier.cli.build_parser` does not import.
+SUMMARIES: dict[str, str] = {
+    "verify": "verify claims from a JSON Lines file, or one --claim against --evidence passages",
+    "info": "show the manifest of an exported model directory",
+    "check": "check stored results: recompute their digests and report edited records",
+    "assay": "measure a policy and its thresholds on labelled claims (metrics, intervals, sweep, gates)",
+    "serve": "serve verifications over HTTP (needs the server extra)",
+    "keygen": "write a new Ed25519 key pair for signing results (verify/serve --sign-key, check --public-key)",
+}
+
+
 class Subcommand(Protocol):
     """A subcommand module (see the module docstring)."""
 

@@ -8,7 +8,7 @@ from typing import Optional
 from ..engine.manifest import verify_files
 from ..options import RuntimeOptions
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION
-from .common import Context, add_model_dir, load_manifest, missing_model_message
+from .common import SUMMARIES, Context, add_model_dir, load_manifest, missing_model_message
 from .errors import EXIT_FAILURE, EXIT_OK, Failure, err
 from ..engine.ov_session import cpu_capabilities
 from .render import format_cpu, format_manifest
@@ -20,7 +20,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     """Register ``info``."""
     parser = subparsers.add_parser(
         "info",
-        help="show the manifest of an exported model directory",
+        help=SUMMARIES["info"],
         description="Show the manifest of an exported model directory in readable form.",
     )
     add_model_dir(parser)

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Optional
 
-from .common import Context
+from .common import SUMMARIES, Context
 from .errors import EXIT_OK, Failure, UsageError, err
 from ..messages import install_hint
 
@@ -26,7 +26,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     """Register ``keygen``."""
     parser = subparsers.add_parser(
         "keygen",
-        help="write a new Ed25519 key pair for signing results (verify/serve --sign-key, check --public-key)",
+        help=SUMMARIES["keygen"],
         description=(
             "Write a new Ed25519 private key (PEM, PKCS#8, mode 0600) to --out and its public key to --out.pub. "
             "Never overwrites a file."

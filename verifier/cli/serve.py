@@ -12,7 +12,7 @@ from ..engine.coalesce import DEFAULT_MAX_QUEUE_PAIRS, DEFAULT_MAX_WAIT_MS
 from ..messages import install_hint
 from ..options import InputLimits, RuntimeOptions
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION
-from .common import Context, add_model_dir, add_sign_key, build_config, load_manifest, missing_model_message, runtime_options, threads
+from .common import SUMMARIES, Context, add_model_dir, add_sign_key, build_config, load_manifest, missing_model_message, runtime_options, threads
 from .errors import EXIT_OK, Failure, UsageError
 
 __all__ = ["add_parser", "run"]
@@ -29,7 +29,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     """Register ``serve``."""
     parser = subparsers.add_parser(
         "serve",
-        help="serve verifications over HTTP (needs the server extra)",
+        help=SUMMARIES["serve"],
         description="Serve claim verification over HTTP, coalescing concurrent callers into shared passes.",
     )
     add_model_dir(parser)

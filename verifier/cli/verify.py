@@ -38,6 +38,7 @@ from ..types import (
 )
 from ..validation import InputError, ValidRequest, validate_request
 from .common import (
+    SUMMARIES,
     Context,
     add_limits,
     add_model_dir,
@@ -79,7 +80,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     """Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode)."""
     parser = subparsers.add_parser(
         "verify",
-        help="verify claims from a JSON Lines file, or one --claim against --evidence passages",
+        help=SUMMARIES["verify"],
         description=(
             "Verify claims against evidence. With INPUT: JSON Lines in, JSON Lines of ClaimVerification out "
             "(row i of the output is the i-th claim of the input). With --claim/--evidence: one human-readable check."
