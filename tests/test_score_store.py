@@ -418,6 +418,32 @@ def test_cli_verify_twice_over_a_store_all_hits_same_bytes(
     assert "pairs scored" not in warm_err and "model calls" not in warm_err
 
 
+def test_cli_int8_store_is_bypassed_with_batched_padding_and_reused_with_none(
+    tiny_int8_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify --variant int8: with the default padded batches the store is bypassed, and the summary says
+    the model ran every pair (no store counters); the fix the message names, ``verify --padding none``,
+    makes the store usable: a second run is all hits with the same bytes."""
+    store = tmp_path / "scores.sqlite"
+    base = ["verify", str(CLAIMS), "--model-dir", str(tiny_int8_dir), "--variant", "int8", "--score-cache", str(store)]
+    code = cli.main([*base, "-o", str(tmp_path / "batched.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert 'reusing them needs padding="none" (verify or serve --padding none)' in err
+    assert "(the model ran every pair)" in err and "store misses" not in err and "only the store misses" not in err
+    assert re.search(r"^pairs scored\s+[1-9]\d*$", err, re.M) and "pairs asked" not in err
+    runs = []
+    for name in ("cold", "warm"):
+        code = cli.main([*base, "--padding", "none", "-o", str(tmp_path / f"{name}.jsonl")])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert "bypassed" not in err
+        runs.append(((tmp_path / f"{name}.jsonl").read_bytes(), err))
+    (cold, cold_err), (warm, warm_err) = runs
+    assert cold == warm
+    assert re.search(r"^store misses\s+0$", warm_err, re.M) and not re.search(r"^store misses\s+0$", cold_err, re.M)
+
+
 def test_server_metrics_count_hits_and_misses(tiny_model_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("prometheus_client")
     from verifier.serve.metrics import Metrics

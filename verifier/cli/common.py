@@ -11,7 +11,7 @@ digested (docs/audit.md), so changing any of them changes
 configuration's ``batch_size`` (the most pairs in one padded onnxruntime
 batch, 1..256) and, being one of the ten docs/decision.md §1 fields, is
 digested too. ``--model-dir``, ``--threads``, ``--max-batch-tokens`` (token
-budget of one padded onnxruntime batch) and ``--schedule`` are runtime
+budget of one padded onnxruntime batch), ``--schedule`` and ``--padding`` are runtime
 settings (:class:`~verifier.options.RuntimeOptions`) and never change a digest.
 
 ``--model`` and ``--revision`` default to the model directory's manifest
@@ -261,6 +261,8 @@ def build_runtime(args: argparse.Namespace, model_dir: Path) -> RuntimeOptions:
         values["max_batch_tokens"] = args.max_batch_tokens
     if args.schedule is not None:
         values["schedule"] = args.schedule
+    if getattr(args, "padding", None) is not None:
+        values["padding"] = args.padding
     if getattr(args, "variant", None) is not None:
         values["variant"] = args.variant
     if getattr(args, "score_cache", None) is not None:  # docs/score-store.md

@@ -211,12 +211,13 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
         rows.append(("skipped (invalid)", str(skipped)))
     rows.append(("claims/s", f"{rate:.1f}" if rate != float("inf") else "-"))
     # With a score store the scorer answers from the store first: its calls and pairs are not model work.
-    stored = "score_cache" in run.stats
+    bypassed = str(run.stats.get("score_cache", "")).startswith("bypassed")  # every pair ran; nothing stored
+    stored = "score_cache" in run.stats and not bypassed
     rows.append(("scorer calls" if stored else "model calls", str(run.stats.get("model_calls", "-"))))
     rows.append(("pairs asked" if stored else "pairs scored", str(run.stats.get("pairs_scored", "-"))))
     if "padding_overhead" in run.stats:
         rows.append(("padding overhead", f"{float(run.stats['padding_overhead']):.2f}x"))
-    if "score_cache" in run.stats:
+    if stored:
         rows.append(("store hits", str(run.stats.get("store_hits", 0))))
         rows.append(("store misses", str(run.stats.get("store_misses", 0))))
         rows.append(("store rejected", str(run.stats.get("store_rejected", 0))))
@@ -227,7 +228,9 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     lines += [f"{name:<{width}}  {value:>{value_width}}" for name, value in rows]
     if "identity" in run.stats:
         lines.append(f"model identity: {run.stats['identity']}")
-    if stored:
+    if bypassed:
+        lines.append(f"score store: {run.stats['score_cache']} (the model ran every pair)")
+    elif stored:
         lines.append(f"score store: {run.stats['score_cache']} (the model ran only the store misses)")
         lines.append(f"scores from the store: {run.stats.get('store_hits', 0)} distinct pairs (not run by the model)")
     return "\n".join(lines)

@@ -150,6 +150,11 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     )
     runtime.add_argument("--schedule", choices=("staged", "eager"), help="model work schedule (default staged)")
     runtime.add_argument(
+        "--padding", choices=("batched", "none"),
+        help="batch layout: batched (length-sorted padded batches, the default) or none (each pair alone: "
+             "scores independent of the other pairs, which lets --score-cache reuse an int8 or OpenVINO variant's)",
+    )
+    runtime.add_argument(
         "--variant", metavar="NAME", help="variant recorded in the manifest: optimized, int8, or bf16 / ov-int8 on OpenVINO (default: model.onnx)"
     )
     runtime.add_argument(

@@ -119,7 +119,7 @@ def store_bypass_reason(loaded: "LoadedModel", *, variant: Optional[str], paddin
     if openvino:  # bf16 kernels pick their blocking by batch shape: ~1e-3 moves (docs/model-directory.md)
         return (
             f"variant {variant!r} runs on OpenVINO, where a pair's bf16 scores can depend on the other pairs of its "
-            'padded batch; reusing them needs padding="none" (serve --padding none)'
+            'padded batch; reusing them needs padding="none" (verify or serve --padding none)'
         )
     if variant is None:
         return None
@@ -129,5 +129,5 @@ def store_bypass_reason(loaded: "LoadedModel", *, variant: Optional[str], paddin
         return None
     return (
         f"variant {variant!r} is not a float32 graph, so a pair's scores depend on the other pairs of its padded "
-        'batch; reusing them needs padding="none" (serve --padding none)'
+        'batch; reusing them needs padding="none" (verify or serve --padding none)'
     )
