@@ -385,6 +385,37 @@ def test_the_serve_subcommand_serves_and_stops_on_sigterm(tiny_model_dir: Path, 
     assert "Traceback" not in output
 
 
+@pytest.mark.slow
+def test_the_serve_subcommand_logs_requests_on_stderr_only(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """uvicorn's access log goes to stdout by default; ``serve`` keeps stdout free of messages (README)."""
+    port = _free_port()
+    out, err = tmp_path / "stdout.log", tmp_path / "stderr.log"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "verifier", "serve", "--model-dir", str(tiny_model_dir), "--port", str(port)],
+            cwd=ROOT, stdout=stdout, stderr=stderr, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            while True:
+                try:
+                    if client.get("/health/ready").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None, err.read_text()
+                threading.Event().wait(0.05)
+            assert client.get("/info").status_code == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) in (0, 143), err.read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert out.read_text() == ""
+    assert re.search(r'"GET /info HTTP/1\.1" 200', err.read_text()), err.read_text()
+
+
 def test_import_verifier_stays_light() -> None:
     code = ("import sys, verifier, verifier.engine.coalesce; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "

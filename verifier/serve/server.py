@@ -34,6 +34,7 @@ HTTP/1.1 is spoken by uvicorn's h11 protocol (its default without
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 import math
@@ -49,7 +50,7 @@ from .app import create_app
 from .metrics import Metrics
 from .service import ServerSettings, Service
 
-__all__ = ["HttpServer", "create_server", "connection_limits", "FD_RESERVE", "DEFAULT_BACKLOG", "MAX_HEAD_BYTES"]
+__all__ = ["HttpServer", "create_server", "stderr_log_config", "connection_limits", "FD_RESERVE", "DEFAULT_BACKLOG", "MAX_HEAD_BYTES"]
 
 _LOG = logging.getLogger("verifier.serve")
 
@@ -240,14 +241,27 @@ def _protocol_class(guard: _Guard) -> type[GuardedH11Protocol]:
     return Protocol
 
 
+def stderr_log_config() -> dict[str, Any]:
+    """uvicorn's default logging configuration (``uvicorn.config.LOGGING_CONFIG``), every handler on stderr."""
+    config: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    for handler in config["handlers"].values():
+        if handler.get("stream") == "ext://sys.stdout":
+            handler["stream"] = "ext://sys.stderr"
+    return config
+
+
 def create_server(settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 8080, log_level: str = "info",
                   **uvicorn_options: Any) -> HttpServer:
     """The server for ``settings`` on ``host:port`` (``port=0``: a free port); start it with ``.run()``.
 
     ``uvicorn_options`` go to ``uvicorn.Config`` (e.g. ``log_config``, ``access_log``);
     the options this module sets (``http``, ``backlog``, ``timeout_keep_alive``,
-    ``timeout_graceful_shutdown``) cannot be overridden.
+    ``timeout_graceful_shutdown``) cannot be overridden. Without a ``log_config``,
+    uvicorn's own is used with its access log moved from stdout to stderr: every
+    message goes to stderr, results to stdout (README).
     """
+    if "log_config" not in uvicorn_options:
+        uvicorn_options["log_config"] = stderr_log_config()
     app = create_app(settings)
     service: Service = app.state.service
     limit, backlog = connection_limits(settings.max_connections)
