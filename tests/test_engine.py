@@ -15,6 +15,7 @@ import asyncio
 import json
 import random
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -277,7 +278,8 @@ class TestConstructionAndValidation:
         assert not scorer.loaded
         assert scorer.stats == ScorerStats()
 
-    def test_missing_directory_says_how_to_export(self, tmp_path: Path) -> None:
+    def test_missing_directory_says_how_to_export(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.chdir(tmp_path)  # no smoke export under the working directory
         options = RuntimeOptions(model_dir=tmp_path / "absent")
         scorer = OnnxScorer.from_options(options, "org/some-nli", "abc123")
         with pytest.raises(
@@ -287,6 +289,23 @@ class TestConstructionAndValidation:
                             f"or load an existing export with ClaimVerifier.from_model_dir(<dir>)"),
         ):
             scorer.score([("p", "h")])
+
+    def test_missing_directory_names_a_smoke_export_already_here(
+        self, tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """After ``export --smoke`` the hint names the directory it wrote, which then loads (new-user trial)."""
+        monkeypatch.chdir(tmp_path)
+        shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny-deberta-v2-smoke-seed0")
+        scorer = OnnxScorer.from_options(RuntimeOptions(model_dir=tmp_path / "absent"), "org/some-nli", "abc123")
+        with pytest.raises(ClaimVerificationError) as failure:
+            scorer.score([("p", "h")])
+        message = str(failure.value)
+        assert message.endswith("; the random-weights smoke export is here: "
+                                "ClaimVerifier.from_model_dir('models/tiny-deberta-v2-smoke-seed0') "
+                                "(plumbing only: meaningless decisions)")  # fmt: skip
+        assert "--smoke` writes" not in message
+        named = re.search(r"from_model_dir\('([^']+)'\) \(plumbing", message).group(1)  # type: ignore[union-attr]
+        assert OnnxScorer(Path(named)).score([("The cat sat.", "A cat sat.")]).shape == (1, 3)  # the hint works
 
     def test_directory_without_manifest(self, tmp_path: Path) -> None:
         (tmp_path / "model.onnx").write_bytes(b"not a model")
@@ -677,8 +696,25 @@ class TestIntegrity:
             OnnxScorer(tiny_model_dir, providers=["NoSuchExecutionProvider"]).load()
 
     def test_unknown_variant(self, tiny_model_dir: Path) -> None:
-        with pytest.raises(ClaimVerificationError, match=re.escape("variant 'int8-nope' is not in")):
+        with pytest.raises(ClaimVerificationError, match=re.escape("variant 'int8-nope' is not in")) as failure:
             OnnxScorer(tiny_model_dir, variant="int8-nope").load()
+        assert "build it" not in str(failure.value)  # the exporter builds no such variant
+
+    @pytest.mark.parametrize("variant", ["optimized", "int8", "bf16", "ov-int8"])
+    def test_a_variant_not_built_yet_says_how_to_build_it(self, tiny_model_dir: Path, variant: str) -> None:
+        from verifier_export.variants import VARIANT_NAMES
+
+        assert variant in VARIANT_NAMES  # every variant the exporter builds is one of these cases
+        with pytest.raises(ClaimVerificationError) as failure:
+            OnnxScorer(tiny_model_dir, variant=variant).load()
+        message = str(failure.value)
+        assert f"available: none; build it with `python -m export.variants {tiny_model_dir} --variants {variant}`" in message
+        assert ("with the openvino extra" in message) is (variant in ("bf16", "ov-int8"))
+
+    def test_the_exporter_builds_exactly_the_variants_the_hint_knows(self) -> None:
+        from verifier_export.variants import VARIANT_NAMES
+
+        assert sorted(VARIANT_NAMES) == sorted(["optimized", "int8", "bf16", "ov-int8"])
 
 
 class TestVerifyGolden:

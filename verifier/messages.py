@@ -86,6 +86,11 @@ def one_line(exc: BaseException) -> str:
     return " ".join(strip_pydantic_links(str(exc)).split()) or type(exc).__name__
 
 
+#: Where ``python -m export --smoke`` writes by default (verifier_export.pipeline.export_smoke, seed 0),
+#: relative to the working directory.
+SMOKE_DIR = Path("models") / "tiny-deberta-v2-smoke-seed0"
+
+
 def export_command() -> str:
     """The exporter as a user types it in the working directory, for messages that say how to export.
 

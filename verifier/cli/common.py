@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from ..argtypes import float_range, int_range
 from ..engine.manifest import MANIFEST_NAME, Manifest, read_manifest
 from ..engine.identity import where
-from ..messages import export_command, install_hint
+from ..messages import SMOKE_DIR, export_command, install_hint
 from ..options import (
     MODEL_DIR_ENV,
     InputLimits,
@@ -165,10 +165,6 @@ def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -
 
 
 # ---------------------------------------------------------------- model directory, configuration, runtime
-
-
-#: Where ``python -m export --smoke`` writes by default (verifier_export.pipeline.export_smoke, seed 0).
-SMOKE_DIR = Path("models") / "tiny-deberta-v2-smoke-seed0"
 
 
 def missing_model_message(model_dir: Path) -> str:

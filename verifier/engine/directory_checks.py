@@ -45,6 +45,22 @@ def check_labels(model_dir: Path, manifest: Manifest) -> None:
         )
 
 
+#: The variants ``python -m export.variants`` builds (verifier_export.variants.gates.VARIANT_NAMES) and
+#: the extra each needs beyond ``export``.
+_BUILDABLE = {"optimized": None, "int8": None, "bf16": "openvino", "ov-int8": "openvino"}
+
+
+def _build_hint(model_dir: Path, variant: str) -> str:
+    """How to add a variant the exporter knows to ``model_dir`` ("" for a name it does not build)."""
+    if variant not in _BUILDABLE:
+        return ""
+    from ..messages import export_command, install_hint
+
+    extra = _BUILDABLE[variant]
+    needs = f", with the {extra} extra ({install_hint(extra)})" if extra else ""
+    return f"; build it with `{export_command()}.variants {model_dir} --variants {variant}`{needs}"
+
+
 def model_file_of(model_dir: Path, manifest: Manifest, variant: Optional[str]) -> str:
     if variant is None:
         name = manifest.model_file
@@ -53,7 +69,7 @@ def model_file_of(model_dir: Path, manifest: Manifest, variant: Optional[str]) -
         if record is None:
             raise ClaimVerificationError(
                 f"variant {variant!r} is not in {model_dir / MANIFEST_NAME}; "
-                f"available: {sorted(manifest.variants) or 'none'}"
+                f"available: {sorted(manifest.variants) or 'none'}" + _build_hint(model_dir, variant)
             )
         name = record.file
         if record.source_file is not None and record.source_file not in manifest.files:

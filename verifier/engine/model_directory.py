@@ -73,16 +73,22 @@ OUTPUT_LABELS: tuple[str, str, str] = ("entailment", "contradiction", "neutral")
 
 def create_hint(expected_model: Optional[str], expected_revision: Optional[str], model_dir: Path) -> str:
     """How to create a model directory, for 'missing' errors."""
-    from ..messages import export_command
+    from ..messages import SMOKE_DIR, export_command
 
     model = expected_model or "<hub id>"
     revision = expected_revision or "<revision>"
     export = export_command()
-    return (
+    hint = (
         f"create it with `{export} --model {model} --revision {revision} --output {model_dir}`, "
-        f"or load an existing export with ClaimVerifier.from_model_dir(<dir>) / $CLAIM_VERIFIER_MODEL_DIR "
-        f"(offline: `{export} --smoke` writes a random-weights plumbing model)"
+        f"or load an existing export with ClaimVerifier.from_model_dir(<dir>) / $CLAIM_VERIFIER_MODEL_DIR"
     )
+    if (SMOKE_DIR / MANIFEST_NAME).is_file() and model_dir.resolve() != SMOKE_DIR.resolve():
+        # `export --smoke` already ran in this directory: name what it wrote instead of asking for it again
+        return (
+            f"{hint}; the random-weights smoke export is here: ClaimVerifier.from_model_dir({str(SMOKE_DIR)!r}) "
+            f"(plumbing only: meaningless decisions)"
+        )
+    return f"{hint} (offline: `{export} --smoke` writes a random-weights plumbing model)"
 
 
 @dataclass(frozen=True)
