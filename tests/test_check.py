@@ -287,6 +287,27 @@ def test_an_edited_model_or_revision_is_found(capsys: pytest.CaptureFixture[str]
     assert check_result(strict, config=configuration_for(strict, {"entailment_threshold": 0.9})).ok
 
 
+def test_records_of_the_strict_policy_get_a_hint_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Checked without the policies verify had, strict-policy records fail their configuration digest; the
+    hint says so (their schema 4 fields show it) and, given the policies, they check out (new-user trial)."""
+    config = ClaimVerificationConfig(entailment_policy="strict", refutation_policy="strict")
+    made = ClaimVerifier(config, scorer=ScriptedScorer(SCRIPT, default=(0.05, 0.05)))
+    records = [made.verify_sync("The launch is Tuesday.", EVIDENCE), made.verify_sync("The launch is Tuesday.", EVIDENCE[:1])]
+    assert {r.schema_version for r in records} == {4} and all(r.as_of is None for r in records)
+    path = tmp_path / "strict.jsonl"
+    path.write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
+    assert cli.main(["check", str(path), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "hint: 2 of those records were made under the strict policy (schema_version 4 with strict_rulings): " \
+        "give --entailment-policy and --refutation-policy as verify had them" in err
+    assert cli.main(["check", str(path), "-q", "--entailment-policy", "strict", "--refutation-policy", "strict"]) == 0
+    # a reference-policy record with another threshold gets no such hint
+    other = ClaimVerifier(ClaimVerificationConfig(entailment_threshold=0.9), scorer=ScriptedScorer(SCRIPT))
+    path.write_text(other.verify_sync("The launch is Tuesday.", EVIDENCE[:1]).model_dump_json() + "\n", encoding="utf-8")
+    assert cli.main(["check", str(path), "-q"]) == 1
+    assert "strict policy" not in capsys.readouterr().err
+
+
 def test_check_reads_every_format_verify_writes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest_only_model_dir: Path
 ) -> None:

@@ -72,7 +72,14 @@ from ..options import InputLimits
 from ..rows import InputRow, InvalidRow
 from ..decision.signing import PublicKey, load_public_key
 from ..strictjson import loads as strict_loads
-from ..types import ClaimVerification, ClaimVerificationConfig, ClaimVerificationError, EntailmentPolicy, RefutationPolicy
+from ..types import (
+    STRICT_SCHEMA_VERSION,
+    ClaimVerification,
+    ClaimVerificationConfig,
+    ClaimVerificationError,
+    EntailmentPolicy,
+    RefutationPolicy,
+)
 from .audit_inputs import Rescorer, RowCursor, rescorer_for
 from .common import SUMMARIES, _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
@@ -244,6 +251,8 @@ class _Tally:
     envelopes: int = 0
     resolved: int = 0
     config_mismatch: bool = False
+    #: Records with a configuration problem whose own fields show the strict policy made them.
+    strict_made: int = 0
     notes: "collections.Counter[str]" = field(default_factory=collections.Counter)
 
     def problem(self, text: str) -> None:
@@ -372,7 +381,12 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         if report.ok:
             continue
         tally.bad += 1
-        tally.config_mismatch |= any(problem in _CONFIG_PROBLEMS for problem in report.problems)
+        mismatch = any(problem in _CONFIG_PROBLEMS for problem in report.problems)
+        tally.config_mismatch |= mismatch
+        # schema 4 comes from the strict policy or a caller's as_of; without as_of, or with rulings, it is strict
+        tally.strict_made += mismatch and result.schema_version == STRICT_SCHEMA_VERSION and (
+            result.as_of is None or bool(result.strict_rulings)
+        )
         for problem in report.problems:
             tally.problem(f"{item.where}: {problem}")
     for line in invalid[:_MAX_REPORTED]:
@@ -389,6 +403,12 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             f"model and requested_revision, changed by the decision options given (given: {given}); a record made "
             "with other options (e.g. --entailment-threshold) checks out only when they are given here"
         )
+        if tally.strict_made and not {"entailment_policy", "refutation_policy"} & set(options):
+            err(
+                f"hint: {tally.strict_made} of those record{'s were' if tally.strict_made != 1 else ' was'} made "
+                "under the strict policy (schema_version 4 with strict_rulings): give --entailment-policy and "
+                "--refutation-policy as verify had them (e.g. --entailment-policy strict --refutation-policy strict)"
+            )
     if not args.quiet:
         _notes(tally)
         summary = f"checked {tally.checked} record{'s' if tally.checked != 1 else ''}: {tally.checked - tally.bad} ok, {tally.bad} with problems"
