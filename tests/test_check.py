@@ -298,7 +298,7 @@ def test_records_of_the_strict_policy_get_a_hint_naming_it(capsys: pytest.Captur
     path.write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
     assert cli.main(["check", str(path), "-q"]) == 1
     err = capsys.readouterr().err
-    assert "hint: 2 of those records were made under the strict policy (schema_version 4 with strict_rulings): " \
+    assert "hint: 2 of those records were made under the strict policy (schema_version 4, strict_rulings): " \
         "give --entailment-policy and --refutation-policy as verify had them" in err
     assert cli.main(["check", str(path), "-q", "--entailment-policy", "strict", "--refutation-policy", "strict"]) == 0
     # a reference-policy record with another threshold gets no such hint

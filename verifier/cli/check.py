@@ -406,7 +406,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         if tally.strict_made and not {"entailment_policy", "refutation_policy"} & set(options):
             err(
                 f"hint: {tally.strict_made} of those record{'s were' if tally.strict_made != 1 else ' was'} made "
-                "under the strict policy (schema_version 4 with strict_rulings): give --entailment-policy and "
+                "under the strict policy (schema_version 4, strict_rulings): give --entailment-policy and "
                 "--refutation-policy as verify had them (e.g. --entailment-policy strict --refutation-policy strict)"
             )
     if not args.quiet:
