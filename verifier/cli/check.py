@@ -268,6 +268,8 @@ class _Audit:
     cursor: Optional[RowCursor[tuple[str, str]]] = None
     rescorer: Optional[Rescorer] = None
     public_key: Optional[PublicKey] = None
+    #: Records whose signature ``public_key`` verified, for the summary.
+    signatures_verified: int = 0
 
 
 def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[ClaimVerification, CheckReport]:
@@ -299,7 +301,9 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     elif report.replay is not None:
         notes.append("scores not re-scored with the model (check --rescore --model-dir DIR proves them)")
     if audit.public_key is not None:
-        extra.extend(audit.public_key.problems(result))
+        unsigned = audit.public_key.problems(result)
+        extra.extend(unsigned)
+        audit.signatures_verified += not unsigned
     elif result.signature is not None:
         notes.append("signature not verified (check --public-key FILE verifies it)")
     if extra or notes:
@@ -412,6 +416,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     if not args.quiet:
         _notes(tally)
         summary = f"checked {tally.checked} record{'s' if tally.checked != 1 else ''}: {tally.checked - tally.bad} ok, {tally.bad} with problems"
+        if audit.public_key is not None:
+            summary += f"; {audit.signatures_verified} signature{'s' if audit.signatures_verified != 1 else ''} verified with {args.public_key}"
         if tally.errors:
             summary += f"; {tally.errors} error row{'s' if tally.errors != 1 else ''} (skipped input rows) hold no result"
         err(summary)
