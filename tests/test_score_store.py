@@ -352,6 +352,49 @@ def test_cli_refuses_a_store_that_is_also_an_output(
     assert "is also INPUT" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option", ["-o", "--row-map"])
+@pytest.mark.parametrize("target", [".key", "-wal", "-shm", "-journal"])
+def test_cli_refuses_an_output_that_is_the_stores_key_or_side_file(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, target: str
+) -> None:
+    """Regression (adversarial run): ``-o``/``--row-map STORE.key`` replaced the store's secret key with the
+    results (exit 0; the next run found every row failing its MAC), and ``-o STORE-wal``/``-shm`` exited 0
+    with the results gone: SQLite deletes those files when the store closes."""
+    store = tmp_path / "scores.sqlite"
+    assert cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "-q", "-o", str(tmp_path / "a.jsonl"),
+                     "--score-cache", str(store)]) == 0
+    capsys.readouterr()
+    key = tmp_path / "scores.sqlite.key"
+    saved = key.read_bytes()
+    own = tmp_path / f"scores.sqlite{target}"
+    extra = ["-o", str(tmp_path / "b.jsonl")] if option == "--row-map" else []
+    code = cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "-q", option, str(own), *extra,
+                     "--score-cache", str(store)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    why = ("it is the store's key (the default of --score-cache-key)" if target == ".key"
+           else f"it is the store's SQLite {target} file, which SQLite deletes when the store closes")
+    assert err.startswith(f"error: {option} {own}: {why}"), err
+    assert key.read_bytes() == saved and not (tmp_path / "b.jsonl").exists()
+    assert target == ".key" or not own.exists()
+    # a file merely beside the store is an ordinary output
+    assert cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "-q", "-o", str(key.with_suffix(".out")),
+                     "--score-cache", str(store)]) == 0
+
+
+def test_cli_ray_resume_refuses_an_output_that_is_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression (adversarial read of ray_run): ``--engine ray --resume`` checked -o against the store but not
+    against ``--score-cache-key``, so the results would have been appended to the key (refused before Ray starts)."""
+    key = tmp_path / "k.key"
+    key.write_bytes(b"k" * 32)
+    code = cli.main(["verify", str(CLAIMS), "--engine", "ray", "--resume", "-o", str(key),
+                     "--score-cache", str(tmp_path / "s.sqlite"), "--score-cache-key", str(key)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"error: --score-cache-key {key} is also -o; the key needs a file of its own" in err
+    assert key.read_bytes() == b"k" * 32
+
+
 def test_cli_verify_leaves_a_final_store_file(tiny_model_dir: Path, tmp_path: Path) -> None:
     """Regression (CI, stop 39): the store's connection outlived ``verify``, so a later garbage collection
     checkpointed its WAL and rewrote the file after the command had returned."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal, Optional, Sequence
 
+from ..engine.store_key import default_key_path
 from .errors import Failure, UsageError
 
 __all__ = [
@@ -233,26 +234,44 @@ def same_file(first: "str | Path", second: "str | Path") -> bool:
         return Path(first).resolve() == Path(second).resolve()
 
 
+#: The files SQLite keeps beside a database while it is open (WAL mode; rollback journal).
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 def check_output_paths(
     source: str, output: Optional[Path], row_map: Optional[Path], score_cache: Optional[Path] = None,
     score_cache_key: Optional[Path] = None,
 ) -> None:
     """``-o``, ``--row-map`` and ``INPUT`` (``source``; ``-`` is stdin) must be three different files (exit 2),
-    and ``--score-cache`` (and ``--score-cache-key``) none of them (the results would replace the store or
-    its key, or the store the input).
+    and ``--score-cache`` and its key (``--score-cache-key``, else the default ``STORE.key``) none of them
+    (the results would replace the store or its key, or the store the input), nor SQLite's ``STORE-wal``,
+    ``STORE-shm`` or ``STORE-journal``, which SQLite deletes when the store closes (docs/score-store.md).
 
     Character devices and FIFOs may be shared (``-o /dev/null --row-map /dev/null``).
     """
-    for name, own in (("--score-cache", score_cache), ("--score-cache-key", score_cache_key)):
-        if own is None:
-            continue
-        others = [("INPUT", None if source == "-" else source), ("-o", output), ("--row-map", row_map)]
-        if name == "--score-cache-key":
-            others.append(("--score-cache", score_cache))
-        for option, path in others:
+    others: list[tuple[str, "Optional[str | Path]"]] = [
+        ("INPUT", None if source == "-" else source), ("-o", output), ("--row-map", row_map),
+    ]
+    owned: list[tuple[str, Path, str]] = []  # (how to name it, path, what goes wrong)
+    if score_cache is not None:
+        owned.append((f"--score-cache {score_cache}", score_cache, "the store needs a file of its own"))
+        for suffix in SQLITE_SIDE_FILES:
+            side = score_cache.with_name(score_cache.name + suffix)
+            owned.append((str(side), side, f"it is the store's SQLite {suffix} file, which SQLite deletes when "
+                                           "the store closes; name another file"))
+        if score_cache_key is None:
+            key = default_key_path(score_cache)
+            owned.append((str(key), key, "it is the store's key (the default of --score-cache-key), which needs "
+                                         "a file of its own; name another file"))
+    if score_cache_key is not None:
+        owned.append((f"--score-cache-key {score_cache_key}", score_cache_key, "the key needs a file of its own"))
+    for named_as, own, why in owned:
+        against = others + [("--score-cache", score_cache)] if own is score_cache_key else others
+        for option, path in against:
             if path is not None and str(path) != STDOUT and same_file(path, own):
-                what = "the store" if name == "--score-cache" else "the key"
-                raise UsageError(f"error: {name} {own} is also {option}; {what} needs a file of its own")
+                if named_as.startswith("--"):
+                    raise UsageError(f"error: {named_as} is also {option}; {why}")
+                raise UsageError(f"error: {option} {path}: {why}")
     named = [("-o", output), ("--row-map", row_map)]
     if source != "-":
         for option, path in named:

@@ -76,7 +76,7 @@ def _check(args: argparse.Namespace) -> Path:
     if args.resume:
         if args.output is None or Destination.of("-o", Path(args.output)).kind != "file" or not os.path.isfile(args.input):
             raise UsageError("error: --engine ray --resume needs INPUT a file and -o FILE (a regular file it appends to)")
-        check_output_paths(args.input, Path(args.output), None, args.score_cache)
+        check_output_paths(args.input, Path(args.output), None, args.score_cache, args.score_cache_key)
         check_destination("-o", Path(args.output))
         return Path(args.output)
     if args.output is None or str(args.output) == "-":
