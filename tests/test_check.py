@@ -366,3 +366,28 @@ def test_a_repeated_key_is_refused_by_check(capsys: pytest.CaptureFixture[str], 
     assert f"error: {path} line 2: not a result record: invalid JSON: duplicate key 'status' in a JSON object: line 1 column {len(line) + 2}" in err
     with pytest.raises(ValueError, match="duplicate key 'status'"):
         check_result(doubled)
+
+
+def test_records_out_of_input_order_replay_against_the_row_with_their_requires_complete_set(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A result does not record requires_complete_set: rows that differ only in it were confused when the
+    records came back in another order (joined shards, Ray), and genuine records failed (adversarial run)."""
+    claim, evidence = "There are four launches.", EVIDENCE[:1]
+    flags = [False, True, False, True]
+    made = [verifier().verify_sync(claim, evidence, requires_complete_set=flag) for flag in flags]
+    assert [r.status.value for r in made] == ["supported", "incomplete"] * 2  # the flag alone decides here
+    rows = [{"claim": claim, "evidence": [e.model_dump(mode="json") for e in evidence], "requires_complete_set": flag}
+            for flag in flags]
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    records = tmp_path / "records.jsonl"
+    for order in ([0, 1, 2, 3], [1, 0, 3, 2], [3, 1, 2, 0]):
+        records.write_text("".join(made[i].model_dump_json() + "\n" for i in order), encoding="utf-8")
+        assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 0, order
+    # an incomplete record has no row to come from when every row has the flag off
+    inputs.write_text("".join(json.dumps({**row, "requires_complete_set": False}) + "\n" for row in rows), encoding="utf-8")
+    records.write_text(made[1].model_dump_json() + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    assert "the replay needs a score the record does not carry" in capsys.readouterr().err

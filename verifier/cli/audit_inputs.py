@@ -35,19 +35,22 @@ class RowCursor(Generic[K]):
         self._iterator: Optional[Iterator[InputRow | InvalidRow]] = None
         self._position = 0
 
-    def find(self, wanted: K) -> "Optional[InputRow | InvalidRow]":
-        """The first row at or after the last one found whose key is ``wanted``, else the first before it; ``None``: none."""
+    def find(
+        self, wanted: K, where: Optional[Callable[["InputRow | InvalidRow"], bool]] = None
+    ) -> "Optional[InputRow | InvalidRow]":
+        """The first row at or after the last one found whose key is ``wanted`` (and, with ``where``, that
+        ``where`` accepts), else the first before it; ``None``: none."""
         if self._iterator is None:
             self._iterator, self._position = self._rows(), 0
         for item in self._iterator:
             self._position += 1
-            if self._key(item) == wanted:
+            if self._key(item) == wanted and (where is None or where(item)):
                 return item
         stop, self._iterator = self._position, None  # exhausted: look before where we started
         for position, item in enumerate(self._rows(), start=1):
             if position > stop:
                 break
-            if self._key(item) == wanted:
+            if self._key(item) == wanted and (where is None or where(item)):
                 self._iterator = None
                 return item
         return None

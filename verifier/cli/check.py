@@ -281,14 +281,29 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     extra: list[str] = []
     notes: list[str] = []
     evidence = complete = None
+    truncated = audit.rescorer.scorer.truncated if audit.rescorer is not None else None
+    row = None
     if audit.cursor is not None:
         row = audit.cursor.find((result.claim_sha256, result.evidence_sha256))
         if isinstance(row, InputRow):
             evidence, complete = row.request.evidence, row.request.requires_complete_set
         else:
             extra.append("no row of --inputs has this record's claim and evidence (its decision cannot be replayed)")
-    truncated = audit.rescorer.scorer.truncated if audit.rescorer is not None else None
     report = check_result(result, config=config, evidence=evidence, requires_complete_set=complete, truncated=truncated)
+    if report.problems and audit.cursor is not None and isinstance(row, InputRow):
+        # a result does not record requires_complete_set, so rows that differ only in it are told apart by
+        # the replay: a record out of input order (joined shards, Ray) may belong to the other one
+        other = audit.cursor.find(
+            (result.claim_sha256, result.evidence_sha256),
+            where=lambda item: isinstance(item, InputRow) and item.request.requires_complete_set != complete,
+        )
+        if isinstance(other, InputRow):
+            retry = check_result(
+                result, config=config, evidence=other.request.evidence,
+                requires_complete_set=other.request.requires_complete_set, truncated=truncated,
+            )
+            if not retry.problems:
+                report = retry
     if audit.rescorer is not None and report.replay is not None:
         if (result.model, result.requested_revision) != (audit.rescorer.model, audit.rescorer.revision):
             extra.append(
