@@ -142,6 +142,10 @@ def test_batch_keeps_order_and_reports_per_item_errors(server: Server, library: 
     with server.client() as client:
         body = client.post("/v1/verify/batch", json=items).json()
         wrapped = client.post("/v1/verify/batch", json={"requests": items[:1]}).json()
+        # a batch-wide option beside "requests" is refused, not dropped (adversarial run)
+        stray = client.post("/v1/verify/batch", json={"requests": items[:1], "requires_complete_set": True})
+    assert stray.status_code == 422 and stray.json()["error"]["field"] == "requires_complete_set", stray.text
+    assert "unknown field 'requires_complete_set'" in stray.json()["error"]["message"]
     results = body["results"]
     assert len(results) == 4
     expected = library.verify_many_sync([_request(0), _request(1)])

@@ -97,6 +97,10 @@ async def verify_batch(request: Request) -> Response:
     service = _service(request)
     body = await _json_body(request, service)
     items = body.get("requests") if isinstance(body, dict) else body
+    unknown = sorted(set(body) - {"requests"}) if isinstance(body, dict) else []
+    if unknown:  # as /v1/verify refuses unknown fields: a batch-wide flag here would be dropped unseen
+        raise ApiError(422, "invalid_request", f"unknown field {unknown[0]!r}: the body is a JSON array of claim "
+                       "requests or {\"requests\": [...]} (options go in each request)", field=unknown[0])
     if not isinstance(items, list):
         raise ApiError(422, "invalid_request", "the body must be a JSON array of claim requests or {\"requests\": [...]}",
                        field="requests")
