@@ -78,6 +78,25 @@ class TestManifestMustListWhatIsRead:
         with pytest.raises(ClaimVerificationError, match=re.escape("records a failed parity gate for model.onnx")):
             OnnxScorer(tiny_model_copy).load()
 
+    @pytest.mark.parametrize(
+        ("edit", "said"),
+        [
+            ({"max_abs_logit_diff": 3.0}, "max |Δlogit| 3 > atol 0.0001"),
+            ({"argmax_agreement": 0.0}, "argmax agreement 0.0% < 100%"),
+            ({"token_ids_identical": False}, "the token ids were not identical"),
+        ],
+    )
+    def test_a_passed_verdict_over_failing_figures_is_refused(
+        self, tiny_model_copy: Path, edit: dict[str, object], said: str
+    ) -> None:
+        """Regression: only the "passed" flag was read; figures that miss the recorded gate loaded (adversarial run)."""
+        data = _manifest(tiny_model_copy)
+        assert data["parity"]["passed"] is True and data["parity"]["atol"] == 1e-4
+        data["parity"].update(edit)
+        _write_manifest(tiny_model_copy, data)
+        with pytest.raises(ClaimVerificationError, match=re.escape(f"(it says passed, but {said})")):
+            OnnxScorer(tiny_model_copy).load()
+
     def test_nan_in_a_parity_report_is_refused(self, tiny_model_copy: Path) -> None:
         """Regression: a NaN max |Δlogit| in the parity report validated."""
         text = (tiny_model_copy / MANIFEST_NAME).read_text(encoding="utf-8")

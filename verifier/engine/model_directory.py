@@ -91,6 +91,26 @@ def create_hint(expected_model: Optional[str], expected_revision: Optional[str],
     return f"{hint} (offline: `{export} --smoke` writes a random-weights plumbing model)"
 
 
+
+def parity_misses(parity: "ParityReport", *, float32: bool) -> list[str]:
+    """How a recorded parity report's own figures miss its recorded gate (empty: they meet it).
+
+    The gate (docs/model-directory.md): identical token ids, max |Δlogit| within
+    ``atol`` and max |Δprob| within ``max_prob_diff_gate`` where recorded, and
+    for the float32 model every argmax equal. A report saying ``passed`` over
+    figures that miss it was edited, and is refused like a failed one.
+    """
+    found = []
+    if not parity.token_ids_identical:
+        found.append("the token ids were not identical")
+    if parity.atol is not None and not parity.max_abs_logit_diff <= parity.atol:
+        found.append(f"max |Δlogit| {parity.max_abs_logit_diff:.3g} > atol {parity.atol:g}")
+    if parity.max_prob_diff_gate is not None and not parity.max_abs_prob_diff <= parity.max_prob_diff_gate:
+        found.append(f"max |Δprob| {parity.max_abs_prob_diff:.3g} > {parity.max_prob_diff_gate:g}")
+    if float32 and parity.argmax_agreement != 1.0:
+        found.append(f"argmax agreement {parity.argmax_agreement:.1%} < 100%")
+    return found
+
 @dataclass(frozen=True)
 class ModelDirectory:
     """A verified exported model directory and the variant chosen from it.
@@ -185,9 +205,11 @@ class ModelDirectory:
                 f"would read unverified; re-export the directory"
             )
         parity = manifest.parity if variant is None else manifest.variants[variant].parity
-        if not parity.passed:
+        missed = parity_misses(parity, float32=variant is None)
+        if not parity.passed or missed:
+            verdict = f" (it says passed, but {'; '.join(missed)})" if parity.passed else ""
             raise ClaimVerificationError(
-                f"{manifest_path} records a failed parity gate for {model_file}; re-export the directory"
+                f"{manifest_path} records a failed parity gate for {model_file}{verdict}; re-export the directory"
             )
         directory = cls(
             path=model_dir,
