@@ -250,7 +250,8 @@ def test_the_command_prints_what_it_could_not_verify(capsys: pytest.CaptureFixtu
     assert cli.main(["check", str(path)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "note: 5 records: evidence_sha256 not checked (a result holds no evidence: check_result(record, evidence=the passages) checks it)",
+        "note: 5 records: evidence_sha256 not checked (a result holds no evidence: check --inputs, or "
+        "check_result(record, evidence=the passages), checks it)",
         "note: 5 records: decision replayed from the scores only: the guards read the passages, which a result "
         "does not carry (check --inputs, or check_result(record, evidence=the passages), replays the whole procedure)",
         "note: 2 records: resolved_revision (what ran) is covered by no digest",

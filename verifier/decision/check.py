@@ -266,7 +266,8 @@ def check_result(
         else:
             evidence_ok = True
     else:
-        notes.append("evidence_sha256 not checked (a result holds no evidence: check_result(record, evidence=the passages) checks it)")
+        notes.append("evidence_sha256 not checked (a result holds no evidence: check --inputs, or "
+                     "check_result(record, evidence=the passages), checks it)")
     decision_config = config
     if decision_config is None:
         try:
