@@ -91,7 +91,6 @@ def create_hint(expected_model: Optional[str], expected_revision: Optional[str],
     return f"{hint} (offline: `{export} --smoke` writes a random-weights plumbing model)"
 
 
-
 def parity_misses(parity: "ParityReport", *, float32: bool) -> list[str]:
     """How a recorded parity report's own figures miss its recorded gate (empty: they meet it).
 
@@ -110,6 +109,7 @@ def parity_misses(parity: "ParityReport", *, float32: bool) -> list[str]:
     if float32 and parity.argmax_agreement != 1.0:
         found.append(f"argmax agreement {parity.argmax_agreement:.1%} < 100%")
     return found
+
 
 @dataclass(frozen=True)
 class ModelDirectory:
