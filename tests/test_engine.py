@@ -733,11 +733,16 @@ class TestVerifyGolden:
             OnnxScorer(tiny_model_copy, verify_golden=True).load()
 
 
-def _add_copy_variant(model_dir: Path, *, atol: Optional[float], max_prob_diff_gate: Optional[float]) -> None:
-    """Record a byte-identical copy of model.onnx as variant ``copy`` with the given parity gates."""
+def _add_copy_variant(
+    model_dir: Path, *, atol: Optional[float], max_prob_diff_gate: Optional[float], recorded_prob_diff: Optional[float] = None
+) -> None:
+    """Record a byte-identical copy of model.onnx as variant ``copy`` with the given parity gates (and, given
+    ``recorded_prob_diff``, that recorded max |Δprob| in place of the float model's)."""
     (model_dir / "model.copy.onnx").write_bytes((model_dir / "model.onnx").read_bytes())
     data = json.loads((model_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
     parity = {**data["parity"], "atol": atol, "max_prob_diff_gate": max_prob_diff_gate}
+    if recorded_prob_diff is not None:
+        parity["max_abs_prob_diff"] = recorded_prob_diff
     data["variants"] = {"copy": {"file": "model.copy.onnx", "description": "test copy", "parity": parity}}
     (model_dir / MANIFEST_NAME).write_text(json.dumps(data), encoding="utf-8")
     _rerecord(model_dir, "model.copy.onnx")
@@ -752,8 +757,9 @@ class TestVariants:
         assert variant.model_file == "model.copy.onnx"
 
     def test_variant_gate_is_its_own(self, tiny_model_copy: Path) -> None:
-        """A variant gated on probabilities only is not held to the float model's logit atol."""
-        _add_copy_variant(tiny_model_copy, atol=None, max_prob_diff_gate=1e-300)
+        """A variant gated on probabilities only is not held to the float model's logit atol (its recorded
+        figure meets its gate, so the load gets to the golden run, which measures the real one)."""
+        _add_copy_variant(tiny_model_copy, atol=None, max_prob_diff_gate=1e-300, recorded_prob_diff=0.0)
         with pytest.raises(ClaimVerificationError, match=r"disagrees with its golden\.json: max \|Δprob\| [0-9.e-]+ > 1e-300"):
             OnnxScorer(tiny_model_copy, variant="copy", verify_golden=True).load()
 
