@@ -91,6 +91,51 @@ def test_signed_records_verify_and_unsigned_forged_or_foreign_ones_do_not(
     assert cli.main(["check", str(signed), "--public-key", str(private)]) == 2
 
 
+def test_a_signature_is_verified_over_the_record_as_stored_not_as_parsed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest_only_model_dir: Path
+) -> None:
+    """An edit that parsing coerces back to the signed value (a bool or number as a string, 3.0 for 3, another
+    spelling of a UUID, whitespace around a string) is a change: check --public-key refuses it in every format.
+
+    Regression: the signature was verified over the parsed record, so each of these said "signature verified"."""
+    private, public = _keys(tmp_path)
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+    signed = tmp_path / "signed.jsonl"
+    assert cli.main(["verify", str(source), "-o", str(signed), "-q", "--sign-key", str(private)], make_verifier=_scripted) == 0
+    record = json.loads(signed.read_text(encoding="utf-8"))
+    memory_id = record["refuting_group"][0]
+    score = record["group_scores"][0]
+    edits = {
+        "model_called as a string": {**record, "model_called": "true"},
+        "schema_version as a float": {**record, "schema_version": float(record["schema_version"])},
+        "a score as a string": {**record, "group_scores": [{**score, "entailment": str(score["entailment"])}]},
+        "a URN-spelled UUID": {**record, "refuting_group": ["urn:uuid:" + memory_id]},
+        "a UUID without hyphens": {**record, "refuting_group": [memory_id.replace("-", "")]},
+        "whitespace before the claim": {**record, "claim": " " + record["claim"]},
+    }
+    key = load_public_key(public)
+    for name, edited in edits.items():
+        # each edit parses to the signed record: only the stored values tell them apart
+        parsed = ClaimVerification.model_validate(edited)
+        assert parsed == ClaimVerification.model_validate(record) and key.problems(parsed) == [], name
+        assert key.problems(parsed, stored=edited) != [], name
+        assert key.problems(parsed, stored=json.dumps(edited)) != [], name
+        for text in (json.dumps(edited) + "\n", json.dumps({"id": "r1", "line": 1, "result": edited}) + "\n",
+                     json.dumps({"id": "r1", "result": json.dumps(edited), "error": None}) + "\n",
+                     json.dumps([edited]) + "\n"):
+            path = tmp_path / "edited.jsonl"
+            path.write_text(text, encoding="utf-8")
+            assert cli.main(["check", str(path), "-q", "--public-key", str(public)]) == 1, (name, text)
+            assert "the signature does not verify" in capsys.readouterr().err, name
+    # the record as written, in the same four formats, still verifies
+    for text in (json.dumps(record) + "\n", json.dumps({"id": "r1", "line": 1, "result": record}) + "\n",
+                 json.dumps({"id": "r1", "result": json.dumps(record), "error": None}) + "\n", json.dumps([record]) + "\n"):
+        (tmp_path / "kept.jsonl").write_text(text, encoding="utf-8")
+        assert cli.main(["check", str(tmp_path / "kept.jsonl"), "--public-key", str(public)]) == 0, text
+        assert capsys.readouterr().err.endswith(f"; 1 signature verified with {public}\n")
+
+
 def test_runtime_options_sign_the_librarys_results(tmp_path: Path) -> None:
     """RuntimeOptions(sign_key=...) signs verify_sync's results; a bad key is refused when the options are made."""
     private, public = _keys(tmp_path)

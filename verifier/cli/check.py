@@ -316,7 +316,7 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     elif report.replay is not None:
         notes.append("scores not re-scored with the model (check --rescore --model-dir DIR proves them)")
     if audit.public_key is not None:
-        unsigned = audit.public_key.problems(result)
+        unsigned = audit.public_key.problems(result, stored=record.result)
         extra.extend(unsigned)
         audit.signatures_verified += not unsigned
     elif result.signature is not None:

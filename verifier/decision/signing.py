@@ -24,9 +24,10 @@ import base64
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Mapping, Optional, Union
 
 from .audit import canonical
+from ..strictjson import loads as strict_loads
 from ..types import ClaimVerification, RecordSignature
 
 __all__ = ["SIGNED_PREFIX", "PrivateKey", "PublicKey", "generate_keypair", "load_private_key", "load_public_key", "signed_bytes"]
@@ -47,9 +48,15 @@ def _crypto() -> Any:
     return serialization, ed25519
 
 
-def signed_bytes(result: ClaimVerification) -> bytes:
-    """The bytes a record's signature is over (its canonical JSON without ``signature``, prefixed)."""
-    data = result.model_dump(mode="json")
+def signed_bytes(result: Union[ClaimVerification, Mapping[str, Any]]) -> bytes:
+    """The bytes a record's signature is over (its canonical JSON without ``signature``, prefixed).
+
+    ``result`` is a record or its JSON object as stored (a mapping, read without coercion).
+
+    Raises:
+        ValueError: the mapping holds NaN or infinity.
+    """
+    data = dict(result.model_dump(mode="json") if isinstance(result, ClaimVerification) else result)
     data.pop("signature", None)
     return SIGNED_PREFIX + canonical(data).encode("utf-8")
 
@@ -91,8 +98,16 @@ class PublicKey:
         self._key = key
         self.key_id = hashlib.sha256(_raw_public(key)).hexdigest()
 
-    def problems(self, result: ClaimVerification) -> list[str]:
-        """Why ``result`` is not signed by this key's holder (empty: it is)."""
+    def problems(
+        self, result: ClaimVerification, stored: Optional[Union[Mapping[str, Any], str, bytes]] = None
+    ) -> list[str]:
+        """Why ``result`` is not signed by this key's holder (empty: it is).
+
+        ``stored`` is the record as it was read (its JSON text or object), when ``result`` was parsed from
+        one: the signature is then verified over those values, not over what parsing made of them (a
+        ``"true"`` where ``true`` was signed, ``3.0`` for ``3``, a re-spelled UUID), so every field must be
+        exactly as signed (docs/audit.md, "Signatures").
+        """
         signature = result.signature
         if signature is None:
             return ["the record is not signed (check --public-key refuses unsigned records)"]
@@ -101,7 +116,12 @@ class PublicKey:
         from cryptography.exceptions import InvalidSignature
 
         try:
-            self._key.verify(base64.b64decode(signature.value, validate=True), signed_bytes(result))
+            if isinstance(stored, (str, bytes)):
+                stored = strict_loads(stored)
+            if stored is not None and not isinstance(stored, Mapping):
+                raise ValueError("the stored record is not a JSON object")
+            message = signed_bytes(result if stored is None else stored)
+            self._key.verify(base64.b64decode(signature.value, validate=True), message)
         except (InvalidSignature, ValueError):
             return ["the signature does not verify: the record was changed after it was signed, or forged"]
         return []
