@@ -392,3 +392,21 @@ def test_records_out_of_input_order_replay_against_the_row_with_their_requires_c
     capsys.readouterr()
     assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
     assert "the replay needs a score the record does not carry" in capsys.readouterr().err
+
+
+def test_a_model_directory_verifier_checks_against_its_own_config(tiny_model_dir: Path) -> None:
+    """With a model directory whose manifest names another model, ``verifier.config`` (what docs/audit.md says to
+    check against) carries the manifest's model and revision: records check out against it, and against the
+    configuration passed in (the pinned model) they are named a configuration mismatch, never silently ok."""
+    from verifier import RuntimeOptions
+
+    manifest = json.loads((tiny_model_dir / "manifest.json").read_text(encoding="utf-8"))
+    passed = ClaimVerificationConfig(entailment_threshold=0.8)
+    with ClaimVerifier(passed, runtime=RuntimeOptions(model_dir=tiny_model_dir)) as made:
+        result = made.verify_sync(EVIDENCE[0].text, EVIDENCE[:1])
+        assert made.config.model == manifest["model"] == result.model
+        assert made.config.revision == result.requested_revision
+        assert made.config.entailment_threshold == 0.8 and passed.model != manifest["model"]
+        assert check_result(result, config=made.config).ok
+    wrong = check_result(result, config=passed)
+    assert any("configuration_sha256" in problem for problem in wrong.problems), wrong.problems

@@ -164,6 +164,12 @@ class ClaimVerifier(_PrmeSeams, _Closing):
         runtime: runtime settings (model directory, threads, providers,
             schedule, limits); never part of a digest.
 
+    Attributes:
+        config: the configuration results are made with: ``config``, with
+            ``model`` and ``revision`` from the manifest where ``config`` left
+            them unset. Check a record against it
+            (``check_result(result, config=verifier.config)``, docs/audit.md).
+
     Raises:
         ClaimVerificationError: at construction, the directory's manifest is
             unreadable or names another model or revision than ``config``; from
