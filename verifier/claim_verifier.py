@@ -165,10 +165,8 @@ class ClaimVerifier(_PrmeSeams, _Closing):
             schedule, limits); never part of a digest.
 
     Attributes:
-        config: the configuration results are made with: ``config``, with
-            ``model`` and ``revision`` from the manifest where ``config`` left
-            them unset. Check a record against it
-            (``check_result(result, config=verifier.config)``, docs/audit.md).
+        config: the configuration results are made with (``model`` and ``revision`` from the
+            manifest where ``config`` left them unset): check records against it (docs/audit.md).
 
     Raises:
         ClaimVerificationError: at construction, the directory's manifest is
