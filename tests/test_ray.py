@@ -7,6 +7,8 @@ Slow: starting Ray and its actors takes seconds.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
@@ -193,6 +195,33 @@ def test_a_failed_ray_job_writes_nothing(
     outdir.mkdir()  # an empty directory given as OUTDIR stays empty
     assert cli.main(argv) == 1
     assert list(outdir.iterdir()) == []
+
+
+_AFTER_A_FAILED_JOB = """
+import sys, ray, ray.data
+from verifier import cli
+from verifier.distributed import verify_dataset
+source, model_dir, out = sys.argv[1:]
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+try:
+    verify_dataset(ray.data.from_items([{"id": "bad", "claim": " ", "evidence": []}]), model_dir).take_all()
+except Exception as exc:
+    assert "invalid row" in str(exc), exc
+else:
+    sys.exit("the job did not fail")
+sys.exit(cli.main(["verify", source, "-o", out, "--engine", "ray", "--model-dir", model_dir, "--workers", "2", "-q"]))
+"""
+
+
+def test_a_job_right_after_a_failed_one_in_the_process_gets_every_cpu(source: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (CI, stop 42): a failed job's actor keeps its CPU until the exception's traceback (a
+    reference cycle) is garbage collected, so a pool of every CPU started next in the process was refused
+    ("2 CPUs (1 free)"). In a subprocess: pytest's log capture keeps Ray's logged traceback for the test."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _AFTER_A_FAILED_JOB, str(source), str(tiny_model_dir), str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sum(len(path.read_text(encoding="utf-8").splitlines()) for path in out.iterdir()) == len(ROWS)
 
 
 def test_ray_resume_finishes_a_partial_output_with_exactly_the_local_resume_lines(

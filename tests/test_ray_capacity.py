@@ -14,7 +14,7 @@ import pytest
 
 from verifier import cli
 from verifier.cli.errors import UsageError
-from verifier.cli.ray_cluster import Capacity, Stalled, check_capacity, drain
+from verifier.cli.ray_cluster import SETTLE_SECONDS, Capacity, Stalled, await_capacity, check_capacity, drain
 
 
 def test_a_pool_of_every_cpu_fits_and_one_more_is_refused_naming_the_cpus() -> None:
@@ -38,6 +38,40 @@ def test_an_actor_larger_than_every_node_and_cpus_taken_by_other_jobs_are_refuse
         check_capacity(Capacity(4.0, 1.0, (4.0,)), 2, 1, "here")
     with pytest.raises(UsageError, match=r"wait for the cluster's other jobs to free a CPU, or add a node"):
         check_capacity(Capacity(4.0, 0.0, (4.0,)), 1, 1, "here")
+
+
+class _Cluster:
+    """Capacities read one after another (the last one repeated), on a clock that only sleeping moves."""
+
+    def __init__(self, *found: Capacity) -> None:
+        self.found, self.reads, self.now = list(found), 0, 0.0
+
+    def read(self) -> Capacity:
+        self.reads += 1
+        return self.found[min(self.reads, len(self.found)) - 1]
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_cpus_a_finished_job_still_holds_are_waited_for_then_the_pool_runs() -> None:
+    """Regression (CI, stop 42): a failed job's actor held its CPU until its traceback was collected, and the
+    next --engine ray run in the process was refused with "2 CPUs (0 free)" at once."""
+    held, freed = Capacity(2.0, 0.0, (2.0,)), Capacity(2.0, 2.0, (2.0,))
+    cluster = _Cluster(held, held, held, freed)
+    assert await_capacity(cluster.read, 2, 1, "here", clock=lambda: cluster.now, sleep=cluster.sleep) == freed
+    assert cluster.reads == 4 and abs(cluster.now - 0.3) < 1e-9  # three retries of 0.1 s
+
+
+def test_cpus_that_stay_taken_are_refused_after_the_settle_time_and_an_impossible_pool_at_once() -> None:
+    cluster = _Cluster(Capacity(4.0, 1.0, (4.0,)))
+    with pytest.raises(UsageError, match=r"has 4 CPUs \(1 free\) on 1 node \(4\); use --workers 1 or fewer"):
+        await_capacity(cluster.read, 2, 1, "here", clock=lambda: cluster.now, sleep=cluster.sleep)
+    assert SETTLE_SECONDS <= cluster.now < SETTLE_SECONDS + 0.2
+    never = _Cluster(Capacity(2.0, 2.0, (1.0, 1.0)))  # an actor of 2 CPUs fits on no node: no wait
+    with pytest.raises(UsageError, match=r"use --threads-per-worker 1 or fewer"):
+        await_capacity(never.read, 1, 2, "here", clock=lambda: never.now, sleep=never.sleep)
+    assert never.reads == 1 and never.now == 0.0
 
 
 def test_drain_hands_over_every_batch_in_order_and_raises_an_error_of_the_iteration() -> None:

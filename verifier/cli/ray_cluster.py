@@ -13,23 +13,39 @@ Why a stall timeout: a pool that fitted at the start can stop fitting (a node lo
 good: Ray restarts its actor and retries its batch, and both wait for a CPU that may never
 come). :func:`drain` fails with :class:`Stalled` when no batch of results came back for
 ``--stall-timeout`` seconds, instead of waiting forever.
+
+Why the check waits a moment for CPUs that are held but not by a running pool: a job that
+just ended still holds its actors' CPUs for a while, and a failed Ray Data job keeps its
+actors alive until its exception's traceback, a reference cycle, is garbage collected (a
+library caller's ``verify_dataset(...).take_all()`` that raised, then ``verify --engine ray``
+in the same process). :func:`await_capacity` collects garbage and re-reads the cluster for
+up to :data:`SETTLE_SECONDS` before it refuses a pool the nodes could hold.
 """
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .errors import UsageError
 
-__all__ = ["Capacity", "Stalled", "capacity", "check_capacity", "drain", "DEFAULT_STALL_TIMEOUT"]
+__all__ = [
+    "Capacity", "Stalled", "await_capacity", "capacity", "check_capacity", "drain", "DEFAULT_STALL_TIMEOUT", "SETTLE_SECONDS",
+]
 
 #: Seconds without a batch of results before a job is given up (``--stall-timeout``): well above the
 #: time one actor needs to start (load and hash the model) and verify one ``--rows-per-batch`` batch
 #: on a CPU core (about 60 s for 1,024 claims on a DeBERTa-v3-base export, docs/performance.md).
 DEFAULT_STALL_TIMEOUT = 600.0
+
+#: Seconds :func:`await_capacity` waits for held CPUs to come free before it refuses a pool the
+#: nodes could hold: a finished local job's actor went in well under a second once its
+#: references were collected (docs/bulk.md, "The pool must fit").
+SETTLE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,10 @@ class Capacity:
     free: float
     #: CPUs of each alive node, in ascending order
     nodes: tuple[float, ...]
+
+    def holds(self, workers: int, threads: int) -> bool:
+        """Whether ``workers`` actors of ``threads`` CPUs fit now: enough CPUs free, and each on one node."""
+        return workers * threads <= self.free and workers <= self.fits(threads)
 
     def fits(self, threads: int) -> int:
         """How many actors of ``threads`` CPUs the alive nodes can hold at most (an actor lives on one node)."""
@@ -65,7 +85,7 @@ def check_capacity(found: Capacity, workers: int, threads: int, where: str) -> N
     """
     need = workers * threads
     fits = min(found.fits(threads), int(found.free // threads))
-    if need <= found.free and workers <= found.fits(threads):
+    if found.holds(workers, threads):
         return
     advice = (
         f"use --workers {fits} or fewer" if fits >= 1
@@ -77,6 +97,33 @@ def check_capacity(found: Capacity, workers: int, threads: int, where: str) -> N
         f"(one actor of {threads} on a node), but the Ray cluster {where} has {found.describe()}; {advice} "
         "(a pool that does not fit would wait for CPUs forever); nothing was written"
     )
+
+
+def await_capacity(
+    read: Callable[[], Capacity], workers: int, threads: int, where: str, *, settle: float = SETTLE_SECONDS,
+    clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+) -> Capacity:
+    """:func:`check_capacity` on ``read()``, re-read for up to ``settle`` seconds while CPUs are short.
+
+    Only a shortage of free CPUs is waited for (the nodes could hold the pool): an actor
+    larger than every node, or more actors than the nodes hold, is refused at once. Each
+    retry first runs :func:`gc.collect`, which ends the actors of this process's failed jobs
+    (module docstring), then sleeps 0.1 s.
+
+    Returns:
+        The :class:`Capacity` that holds the pool.
+
+    Raises:
+        UsageError: the pool still does not fit after ``settle`` seconds, or can never fit.
+    """
+    found = read()
+    deadline = clock() + settle
+    while not found.holds(workers, threads) and workers <= found.fits(threads) and clock() < deadline:
+        gc.collect()
+        sleep(0.1)
+        found = read()
+    check_capacity(found, workers, threads, where)
+    return found
 
 
 class Stalled(Exception):

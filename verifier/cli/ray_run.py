@@ -50,7 +50,7 @@ from ..messages import install_hint
 from .errors import EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line
 from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
-from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, capacity, check_capacity, drain
+from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, await_capacity, capacity, drain
 from .resume import AppendFile, find_row, read_done
 
 __all__ = ["run_ray", "ray_failure"]
@@ -279,7 +279,7 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
         try:
             if started:
                 _connect(ray, args)
-            check_capacity(capacity(ray), workers, threads, _where(args))
+            await_capacity(lambda: capacity(ray), workers, threads, _where(args))
             ray.data.DataContext.get_current().enable_progress_bars = not args.quiet
             # Reading reserves no CPU: a read task only splits lines, and a reserved CPU is one the
             # actors cannot have (issue 36: the pool took every CPU and the read task waited forever).
