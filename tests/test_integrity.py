@@ -107,6 +107,49 @@ class TestManifestMustListWhatIsRead:
             OnnxScorer(tiny_model_copy).load()
 
 
+    @pytest.mark.parametrize(
+        ("where", "value"),
+        [(("format_version",), True), (("format_version",), 1.0), (("random_weights",), 0),
+         (("random_weights",), "false"), (("max_length",), "512"), (("parity", "passed"), "true"),
+         (("parity", "passed"), 1), (("files", "model.onnx", "size"), "SIZE"), (("pad_token_id",), 0.0)],
+    )
+    def test_a_value_of_another_json_type_is_refused_not_coerced(
+        self, tiny_model_copy: Path, where: tuple[str, ...], value: Any
+    ) -> None:
+        """Regression (stop 41's adversarial read): the manifest was parsed in pydantic's lax mode, so
+        ``"format_version": true``, ``"passed": "true"`` or a size written as a string loaded as the
+        exporter's values. Each is refused on every surface that reads a manifest."""
+        data = _manifest(tiny_model_copy)
+        assert OnnxScorer(tiny_model_copy).load() is not None  # as written, it loads
+        *parents, key = where
+        node = data
+        for name in parents:
+            node = node[name]
+        node[key] = str(node[key]) if value == "SIZE" else value
+        _write_manifest(tiny_model_copy, data)
+        field = ".".join(where)
+        with pytest.raises(ClaimVerificationError, match=rf"is not a valid manifest: .*{re.escape(where[-1])}"):
+            OnnxScorer(tiny_model_copy).load()
+        with pytest.raises(Exception, match=re.escape(key)):
+            read_manifest(tiny_model_copy)
+        from verifier.engine.identity import read_manifest_if_present
+
+        with pytest.raises(ClaimVerificationError, match=rf"field {re.escape(field)}"):
+            read_manifest_if_present(tiny_model_copy)
+
+
+    @pytest.mark.parametrize("version", [True, 1.0, "1", 2])
+    def test_a_golden_file_of_another_format_version_is_refused(self, tiny_model_copy: Path, version: Any) -> None:
+        """Regression: golden.json's ``format_version`` was compared with ``!=``, so ``true`` and ``1.0`` read as 1."""
+        from verifier.engine.golden import GoldenFormatError, parse_golden
+
+        document = json.loads((tiny_model_copy / "golden.json").read_text(encoding="utf-8"))
+        assert document["format_version"] == 1 and len(parse_golden(json.dumps(document)).pairs) == len(document["pairs"])
+        document["format_version"] = version
+        with pytest.raises(GoldenFormatError, match="not a format-1 golden.json object"):
+            parse_golden(json.dumps(document))
+
+
 class TestPathsStayInside:
     @pytest.mark.parametrize("name", ["/etc/passwd", "../model.onnx", "sub/../../x.onnx", "./model.onnx", "a\\b.onnx", ""])
     def test_names_that_could_leave_the_directory_are_refused(self, name: str) -> None:

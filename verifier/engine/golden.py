@@ -207,7 +207,8 @@ def parse_golden(data: "bytes | str") -> Golden:
         document: Any = strict_loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise GoldenFormatError(f"not JSON: {exc}") from None
-    if not isinstance(document, dict) or document.get("format_version") != GOLDEN_FORMAT_VERSION:
+    version = document.get("format_version") if isinstance(document, dict) else None
+    if type(version) is not int or version != GOLDEN_FORMAT_VERSION:  # not true or 1.0 (== 1)
         raise GoldenFormatError("not a format-1 golden.json object")
     labels = document.get("labels")
     if not isinstance(labels, list) or not labels or not all(isinstance(label, str) for label in labels):

@@ -34,7 +34,7 @@ from typing import Optional
 
 from pydantic import ValidationError
 
-from .manifest import MANIFEST_NAME, Manifest, manifest_bytes
+from .manifest import MANIFEST_NAME, Manifest, manifest_bytes, parse_manifest
 from ..messages import describe_validation_error
 from ..options import RuntimeOptions, describe_lookup
 from ..types import ClaimVerificationConfig, ClaimVerificationError
@@ -68,7 +68,7 @@ def read_manifest_if_present(model_dir: Path) -> Optional[Manifest]:
     if not path.is_file():
         raise ClaimVerificationError(f"{where(path)} is not a file")
     try:
-        return Manifest.model_validate_json(manifest_bytes(model_dir))
+        return parse_manifest(manifest_bytes(model_dir))
     except ValidationError as exc:
         field, message, _ = describe_validation_error(exc)
         detail = f"field {field}: {message}" if field else message

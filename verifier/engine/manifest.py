@@ -17,7 +17,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from ..strictjson import DuplicateKeyError
 from ..strictjson import loads as strict_loads
@@ -39,6 +39,7 @@ __all__ = [
     "check_file_name",
     "resolve_inside",
     "manifest_bytes",
+    "parse_manifest",
     "read_manifest",
     "verify_files",
 ]
@@ -219,6 +220,14 @@ class Manifest(BaseModel):
     attention: Optional[Literal["stock", "span"]] = None
     created_at: str
 
+    @field_validator("format_version", mode="before")
+    @classmethod
+    def _an_integer(cls, value: object) -> object:
+        # Literal[1] compares by ==, so JSON true and 1.0 would pass for format 1
+        if type(value) is not int:
+            raise ValueError(f"format_version must be the integer {MANIFEST_FORMAT_VERSION}")
+        return value
+
     @property
     def revision(self) -> str:
         """The revision a decision configuration names for this directory.
@@ -288,15 +297,29 @@ def manifest_bytes(model_dir: "str | os.PathLike[str]") -> bytes:
     return data
 
 
+def parse_manifest(data: "bytes | str") -> Manifest:
+    """A :class:`Manifest` from its JSON text, every value of its written JSON type.
+
+    Strict (pydantic's strict mode): the exporter writes ``true``, ``12``, ``"..."``,
+    so ``"true"``, ``1``, ``"12"`` for a boolean or a size are refused, not coerced
+    (docs/model-directory.md).
+
+    Raises:
+        pydantic.ValidationError: malformed, or a value of another JSON type.
+    """
+    return Manifest.model_validate_json(data, strict=True)
+
+
 def read_manifest(model_dir: Path) -> Manifest:
-    """Parse ``model_dir/manifest.json`` (:func:`manifest_bytes`: inside the directory, no repeated key).
+    """Parse ``model_dir/manifest.json`` (:func:`manifest_bytes`: inside the directory, no repeated key;
+    :func:`parse_manifest`: strict).
 
     Raises:
         FileNotFoundError: no manifest in ``model_dir``.
         ValueError: the manifest resolves outside the directory or repeats a key;
             pydantic.ValidationError: the manifest is malformed.
     """
-    return Manifest.model_validate_json(manifest_bytes(model_dir))
+    return parse_manifest(manifest_bytes(model_dir))
 
 
 def verify_files(model_dir: Path, manifest: Manifest) -> list[str]:

@@ -55,6 +55,7 @@ from .manifest import (
     ParityReport,
     VariantRecord,
     manifest_bytes,
+    parse_manifest,
     resolve_inside,
     verify_files,
 )
@@ -192,7 +193,7 @@ class ModelDirectory:
                 f"{exc}; a manifest must be the directory's own file, not a link to one elsewhere"
             ) from None
         try:
-            manifest = Manifest.model_validate_json(manifest_bytes(model_dir))
+            manifest = parse_manifest(manifest_bytes(model_dir))
         except (ValidationError, ValueError, OSError) as exc:
             raise ClaimVerificationError(f"{manifest_path} is not a valid manifest: {one_line(exc)}") from exc
         check_identity(model_dir, manifest, expected_model, expected_revision)
