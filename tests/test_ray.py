@@ -224,6 +224,20 @@ def test_a_job_right_after_a_failed_one_in_the_process_gets_every_cpu(source: Pa
     assert sum(len(path.read_text(encoding="utf-8").splitlines()) for path in out.iterdir()) == len(ROWS)
 
 
+def test_quiet_shows_none_of_rays_own_info_or_warning_lines(source: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (stop 41's new-user trial): with -q, Ray's "Started a local Ray instance", its token
+    warning and Ray Data's execution-plan lines still reached stderr. Ray's C++ core may still print."""
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "verifier", "verify", str(source), "-o", str(out), "--engine", "ray", "--model-dir", str(tiny_model_dir)]
+    quiet = subprocess.run([*argv, "-q"], capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    python_lines = [line for line in quiet.stderr.splitlines() if "\tINFO " in line or "\tWARNING " in line]
+    assert python_lines == []
+    assert sum(len(path.read_text(encoding="utf-8").splitlines()) for path in out.iterdir()) == len(ROWS)
+    loud = subprocess.run([*argv[:6], str(tmp_path / "loud"), *argv[7:]], capture_output=True, text=True, timeout=300)
+    assert loud.returncode == 0 and "\tINFO " in loud.stderr and f"ray: wrote {len(ROWS)} row(s)" in loud.stderr
+
+
 def test_ray_resume_finishes_a_partial_output_with_exactly_the_local_resume_lines(
     local_ray: None, source: Path, tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

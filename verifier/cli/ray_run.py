@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -117,12 +118,29 @@ def _init_args(args: argparse.Namespace) -> dict[str, Any]:
     """``ray.init`` arguments: the cluster at ``--address``/``$RAY_ADDRESS``, else a local instance with
     at least the CPUs the actors reserve, and one more for the driver's own work."""
     values: dict[str, Any] = {"log_to_driver": not args.quiet, "include_dashboard": False}
+    if args.quiet:
+        values["logging_level"] = logging.ERROR  # Ray's own INFO and WARNING lines (the "ray" logger)
     if args.address or os.environ.get("RAY_ADDRESS"):
         values["address"] = args.address or os.environ["RAY_ADDRESS"]
         return values
     reserved = (args.workers or 1) * (args.threads_per_worker or 1)
     values["num_cpus"] = max(os.cpu_count() or 1, reserved + 1)
     return values
+
+
+@contextlib.contextmanager
+def _quiet_ray(quiet: bool) -> Any:
+    """With ``-q``: Ray's and Ray Data's Python loggers at ERROR for the job, restored after (the
+    caller's process may go on). Ray's C++ core still prints its own lines (docs/bulk.md)."""
+    loggers = [logging.getLogger(name) for name in ("ray", "ray.data")] if quiet else []
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def _commit(staging: Path, outdir: Path) -> None:
@@ -270,6 +288,8 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
         except ImportError:
             raise Failure(f"error: --engine ray needs Ray Data: {install_hint('ray')}") from None
         from ..distributed import DEFAULT_ROWS_PER_BATCH, read_jsonl, verify_dataset
+
+        stack.enter_context(_quiet_ray(args.quiet))  # after importing ray.data, which sets its logger up
 
         started = not ray.is_initialized()
         start = time.perf_counter()
