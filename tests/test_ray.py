@@ -7,8 +7,10 @@ Slow: starting Ray and its actors takes seconds.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
@@ -236,6 +238,30 @@ def test_quiet_shows_none_of_rays_own_info_or_warning_lines(source: Path, tiny_m
     assert sum(len(path.read_text(encoding="utf-8").splitlines()) for path in out.iterdir()) == len(ROWS)
     loud = subprocess.run([*argv[:6], str(tmp_path / "loud"), *argv[7:]], capture_output=True, text=True, timeout=300)
     assert loud.returncode == 0 and "\tINFO " in loud.stderr and f"ray: wrote {len(ROWS)} row(s)" in loud.stderr
+
+
+def test_ctrl_c_mid_job_ends_with_interrupted_and_no_ray_traceback(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (stop 41's new-user trial): after Ctrl-C, Ray Data's iteration outlived ray.shutdown() on a
+    helper thread: two Ray tracebacks ("Ray is not initialized") after "interrupted", and a second local Ray
+    instance started by Ray's automatic ray.init ("SIGTERM handler is not set")."""
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps({**row(n), "id": f"m{n}"}) + "\n" for n in range(20_000)), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    argv = [sys.executable, "-m", "verifier", "verify", str(source), "-o", str(out), "--resume", "--engine", "ray",
+            "--model-dir", str(tiny_model_dir), "--rows-per-batch", "64"]
+    job = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out.exists() and out.stat().st_size) and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        job.send_signal(signal.SIGINT)  # mid-job: the first batches are written
+        _, stderr = job.communicate(timeout=120)
+    finally:
+        job.kill()
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert job.returncode == 130 and 0 < len(lines) < 20_000, stderr[-3000:]
+    assert "Traceback" not in stderr and "SIGTERM handler is not set" not in stderr, stderr[-3000:]
+    assert stderr.rstrip().splitlines()[-1] == "interrupted"
 
 
 def test_ray_resume_finishes_a_partial_output_with_exactly_the_local_resume_lines(

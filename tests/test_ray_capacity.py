@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -105,6 +106,51 @@ def test_drain_gives_up_when_no_batch_comes_back() -> None:
     finally:
         release.set()
     assert got == [1] and caught.value.seconds == 0.2
+
+
+def test_ctrl_c_ends_the_iteration_on_this_thread_before_drain_raises() -> None:
+    """Regression (stop 41's new-user trial): Ray Data was iterated on a helper thread, so after Ctrl-C the
+    iteration outlived the driver's ray.shutdown(), printed Ray's tracebacks after "interrupted" and started
+    a second local Ray instance. Now the iterator runs, and cleans up, on the calling thread."""
+    events: list[object] = []
+
+    def batches() -> Iterator[int]:
+        try:
+            yield 1
+            events.append(threading.current_thread() is threading.main_thread())
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C while Ray Data waits for the next batch
+            yield 2
+        finally:
+            events.append("cleaned up")
+
+    got: list[int] = []
+    with pytest.raises(KeyboardInterrupt):
+        drain(batches(), 5.0, got.append)
+    assert got == [1] and events == [True, "cleaned up"]
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_the_stall_timeout_holds_off_the_main_thread_too() -> None:
+    """On another thread (no SIGALRM there) drain iterates on a helper thread and still gives up."""
+    release = threading.Event()
+    outcome: list[object] = []
+
+    def stuck() -> Iterator[int]:
+        yield 1
+        release.wait()
+        yield 2
+
+    def run() -> None:
+        try:
+            drain(stuck(), 0.2, outcome.append)
+        except Stalled as exc:
+            outcome.append(exc.seconds)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(10)
+    release.set()
+    assert outcome == [1, 0.2]
 
 
 def test_stall_timeout_and_json_inputs_are_refused_where_they_do_not_apply(

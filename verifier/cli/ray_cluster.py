@@ -12,7 +12,12 @@ driver, not a Ray task, writes the output, so a pool of exactly the cluster's CP
 Why a stall timeout: a pool that fitted at the start can stop fitting (a node lost for
 good: Ray restarts its actor and retries its batch, and both wait for a CPU that may never
 come). :func:`drain` fails with :class:`Stalled` when no batch of results came back for
-``--stall-timeout`` seconds, instead of waiting forever.
+``--stall-timeout`` seconds, instead of waiting forever. It iterates Ray Data on the calling
+thread where it can (the main thread, with ``SIGALRM`` free), timing each wait with
+``setitimer``: Ctrl-C then reaches Ray Data's iterator, which shuts its execution down
+before the driver's ``ray.shutdown()``. Iterated on a helper thread instead, the iteration
+outlived the shutdown, printed Ray's tracebacks ("Ray is not initialized") after
+``interrupted`` and started a second local Ray instance through Ray's automatic ``ray.init``.
 
 Why the check waits a moment for CPUs that are held but not by a running pool: a job that
 just ended still holds its actors' CPUs for a while, and a failed Ray Data job keeps its
@@ -26,10 +31,11 @@ from __future__ import annotations
 
 import gc
 import queue
+import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from .errors import UsageError
 
@@ -137,16 +143,70 @@ class Stalled(Exception):
 _END = object()
 
 
+class _Alarm(BaseException):
+    """Raised by the ``SIGALRM`` handler: a ``BaseException``, as ``KeyboardInterrupt``, so that no
+    ``except Exception`` inside Ray Data takes it for an error of its own."""
+
+
+def _raise_alarm(signum: int, frame: Any) -> None:
+    raise _Alarm()
+
+
+def _alarm_is_free() -> bool:
+    """``setitimer`` exists, this is the main thread, and nobody else uses ``SIGALRM`` or the real-time timer."""
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
+
+
 def drain(batches: Iterable[Any], stall_timeout: float, sink: Callable[[Any], None]) -> None:
     """Pass every batch of ``batches`` to ``sink`` (on this thread), in the order they come.
 
-    ``batches`` is iterated on a daemon thread (Ray blocks there), at most two batches ahead,
-    so that this thread can give up: ``stall_timeout`` seconds (``0``: never) without a batch
-    raise :class:`Stalled`. An error of the iteration is raised here.
+    ``stall_timeout`` seconds (``0``: never) without a batch raise :class:`Stalled`. On the
+    main thread with ``SIGALRM`` free, ``batches`` is iterated here, each wait timed by
+    ``setitimer`` (so Ctrl-C and the timeout end Ray Data's iteration on this thread; module
+    docstring); elsewhere on a daemon thread, at most two batches ahead. An error of the
+    iteration is raised here.
 
     Raises:
         Stalled: no batch for ``stall_timeout`` seconds.
     """
+    if not stall_timeout:
+        for batch in batches:
+            sink(batch)
+        return
+    if _alarm_is_free():
+        _drain_timed(iter(batches), stall_timeout, sink)
+    else:
+        _drain_on_a_thread(batches, stall_timeout, sink)
+
+
+def _drain_timed(batches: Iterator[Any], stall_timeout: float, sink: Callable[[Any], None]) -> None:
+    previous = signal.signal(signal.SIGALRM, _raise_alarm)
+    try:
+        while True:
+            signal.setitimer(signal.ITIMER_REAL, stall_timeout)
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)  # not while the sink writes
+            sink(batch)
+    except _Alarm:
+        raise Stalled(stall_timeout) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()  # a generator left mid-way (the sink failed): its clean-up runs now, here
+
+
+def _drain_on_a_thread(batches: Iterable[Any], stall_timeout: float, sink: Callable[[Any], None]) -> None:
     handoff: "queue.Queue[Any]" = queue.Queue(maxsize=2)
     stop = threading.Event()
 
@@ -170,7 +230,7 @@ def drain(batches: Iterable[Any], stall_timeout: float, sink: Callable[[Any], No
     try:
         while True:
             try:
-                item = handoff.get(timeout=stall_timeout or None)
+                item = handoff.get(timeout=stall_timeout)
             except queue.Empty:
                 raise Stalled(stall_timeout) from None
             if item is _END:
