@@ -7,6 +7,7 @@ Slow: starting Ray and its actors takes seconds.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -262,6 +263,23 @@ def test_ctrl_c_mid_job_ends_with_interrupted_and_no_ray_traceback(tiny_model_di
     assert job.returncode == 130 and 0 < len(lines) < 20_000, stderr[-3000:]
     assert "Traceback" not in stderr and "SIGTERM handler is not set" not in stderr, stderr[-3000:]
     assert stderr.rstrip().splitlines()[-1] == "interrupted"
+
+
+def test_stall_timeout_0_waits_past_ray_datas_own_no_progress_timeout(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression: Ray Data 2.60 fails a job after DataContext.execution_no_progress_timeout_s (1,800 s by
+    default) without blocks moving, so a batch longer than that failed a job --stall-timeout 0 tells to
+    wait. Here Ray's timeout is 1 s (its environment variable) and the one batch takes longer."""
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps({**row(n), "id": f"m{n}"}) + "\n" for n in range(12_000)), encoding="utf-8")
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "verifier", "verify", str(source), "-o", str(out), "--engine", "ray", "-q",
+            "--model-dir", str(tiny_model_dir), "--rows-per-batch", "12000", "--stall-timeout", "0"]
+    env = {**os.environ, "RAY_DATA_EXECUTION_NO_PROGRESS_TIMEOUT_S": "1"}
+    started = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sum(len(path.read_text(encoding="utf-8").splitlines()) for path in out.iterdir()) == 12_000
+    assert time.monotonic() - started > 1.0
 
 
 def test_ray_resume_finishes_a_partial_output_with_exactly_the_local_resume_lines(

@@ -129,16 +129,31 @@ def _init_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _quiet_ray(quiet: bool) -> Any:
-    """With ``-q``: Ray's and Ray Data's Python loggers at ERROR for the job, restored after (the
-    caller's process may go on). Ray's C++ core still prints its own lines (docs/bulk.md)."""
+def _job_settings(ray: Any, quiet: bool) -> Any:
+    """Ray settings for one job, restored after (the caller's process may go on).
+
+    * ``-q``: Ray's and Ray Data's Python loggers at ERROR and no progress bars. Ray's C++ core
+      still prints its own lines (docs/bulk.md).
+    * Ray Data's own no-progress timeout off (``DataContext.execution_no_progress_timeout_s``,
+      1,800 s by default in Ray 2.60, absent before): ``--stall-timeout`` is this job's, and
+      Ray's would fail a job ``--stall-timeout 0`` (or above 1,800) tells to wait.
+    """
     loggers = [logging.getLogger(name) for name in ("ray", "ray.data")] if quiet else []
     levels = [logger.level for logger in loggers]
+    context = ray.data.DataContext.get_current()
+    settings: dict[str, Any] = {"enable_progress_bars": not quiet}
+    if hasattr(context, "execution_no_progress_timeout_s"):
+        settings["execution_no_progress_timeout_s"] = -1
+    before = {name: getattr(context, name) for name in settings}
     for logger in loggers:
         logger.setLevel(logging.ERROR)
+    for name, value in settings.items():
+        setattr(context, name, value)
     try:
         yield
     finally:
+        for name, value in before.items():
+            setattr(context, name, value)
         for logger, level in zip(loggers, levels):
             logger.setLevel(level)
 
@@ -289,7 +304,7 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
             raise Failure(f"error: --engine ray needs Ray Data: {install_hint('ray')}") from None
         from ..distributed import DEFAULT_ROWS_PER_BATCH, read_jsonl, verify_dataset
 
-        stack.enter_context(_quiet_ray(args.quiet))  # after importing ray.data, which sets its logger up
+        stack.enter_context(_job_settings(ray, args.quiet))  # after importing ray.data, which sets its logger up
 
         started = not ray.is_initialized()
         start = time.perf_counter()
@@ -300,7 +315,6 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
             if started:
                 _connect(ray, args)
             await_capacity(lambda: capacity(ray), workers, threads, _where(args))
-            ray.data.DataContext.get_current().enable_progress_bars = not args.quiet
             # Reading reserves no CPU: a read task only splits lines, and a reserved CPU is one the
             # actors cannot have (issue 36: the pool took every CPU and the read task waited forever).
             rows = read_jsonl(args.input, limits=setup.runtime.limits, num_cpus=0)
