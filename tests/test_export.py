@@ -601,6 +601,43 @@ def test_offline_hint_text() -> None:
     )
 
 
+@pytest.mark.parametrize("module", ["torch", "optimum"])
+def test_a_missing_exporter_library_is_named_before_any_download(
+    module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (stop 43's new-user trial): in a venv without the export extra, python -m export first
+    tried the hub (30 s of retries offline; with a network, the whole model) and only --smoke named torch."""
+    monkeypatch.setitem(sys.modules, module, None)  # what Python does for an uninstalled module: import fails
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for argv in (["--output", str(tmp_path / "m")], ["--smoke", "--output", str(tmp_path / "s")]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert f"export: error: No module named '{module}'; the exporter needs torch (pinned, CPU) and the export extra" in err
+        assert "hub" not in err.split("; the exporter needs")[0] and "cache" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no output, no staging, no cache
+
+
+def test_ctrl_c_during_an_export_ends_with_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """Regression (stop 43's new-user trial): Ctrl-C during python -m export printed a ~100-line traceback
+    ending in KeyboardInterrupt (the staging directory was removed, as now)."""
+    import signal
+    import time
+
+    out = tmp_path / "models" / "smoke"
+    job = subprocess.Popen([sys.executable, "-m", "verifier_export", "--smoke", "--output", str(out)], cwd=REPO,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2.5)  # importing torch or building the model: the whole export takes about 6 s here
+        job.send_signal(signal.SIGINT)
+        _, stderr = job.communicate(timeout=120)
+    finally:
+        job.kill()
+    assert job.returncode == 130, stderr[-2000:]
+    assert stderr.rstrip().splitlines()[-1] == "export: interrupted" and "Traceback" not in stderr
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == []  # nor its parents, nor a staging directory
+
+
 def test_failed_hub_download_ends_with_offline_hint(tmp_path: Path) -> None:
     """Bug: a failed hub download (no network) gave no hint about --model DIR or --smoke. Regression
     (issue 34): under HF_HUB_OFFLINE=1 it said "downloading ... failed" (nothing was downloaded: the

@@ -29,6 +29,7 @@ Nothing is left half-written. There is deliberately no ``--trust-remote-code``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shlex
 import sys
@@ -163,7 +164,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     Returns:
         0 on success (new export, or an existing good one verified, plus any
         variants), else the failing :class:`~verifier_export.errors.ExportError`'s
-        ``exit_code`` (1, 3, 4 or 5). Usage errors exit 2 through argparse.
+        ``exit_code`` (1, 3, 4 or 5); 1 when an exporter library is missing (looked for before any
+        download); 130 on Ctrl-C. Usage errors exit 2 through argparse.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -171,6 +173,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error("--smoke takes no --revision or --max-length")
     _quiet_third_party()
 
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        # the staging directory is gone already (staging_dir removes it on any exception)
+        print("export: interrupted", file=sys.stderr)
+        return 130
+
+
+#: Modules the exporter imports, looked for before any download (a user without torch learned of it
+#: only after the model was fetched).
+EXPORTER_MODULES = ("torch", "transformers", "optimum", "onnx")
+
+
+def _missing_module() -> Optional[str]:
+    """The first of :data:`EXPORTER_MODULES` that is not installed (found, not imported)."""
+    return next((name for name in EXPORTER_MODULES if importlib.util.find_spec(name) is None), None)
+
+
+def _run(args: argparse.Namespace) -> int:
     from .errors import DownloadError, ExportError, report_error
     from .onnx import Attention
     from .variants import run_variants
@@ -186,6 +207,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     progress = StageReporter("export")
     progress("importing the exporter's libraries (PyTorch, transformers, optimum-onnx)")  # ~3 s cold
     try:
+        missing = _missing_module()
+        if missing is not None:
+            raise ImportError(f"No module named '{missing}'")
         report = _export(args, atol, attention, progress)
     except DownloadError as exc:
         progress.close(completed=False)
