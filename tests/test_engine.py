@@ -37,6 +37,7 @@ from verifier.engine.scorer import (
     plan_batches,
     stable_softmax,
 )
+from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 from verifier.engine.golden import read_golden
 from verifier.engine.manifest import MANIFEST_NAME, read_manifest, sha256_file
 from verifier.options import MODEL_DIR_ENV, RuntimeOptions
@@ -289,6 +290,27 @@ class TestConstructionAndValidation:
                             f"or load an existing export with ClaimVerifier.from_model_dir(<dir>)"),
         ):
             scorer.score([("p", "h")])
+
+    @pytest.mark.parametrize(("model", "revision", "command"), [
+        (DEFAULT_MODEL, DEFAULT_REVISION, "python -m export"),
+        ("org/some-nli", "abc123", "python -m export --model org/some-nli --revision abc123"),
+    ])
+    def test_missing_default_location_says_export_without_output(
+        self, model: str, revision: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Regression (stop 43's new-user trial): ClaimVerifier() with nothing exported said to export with
+        --output models/..., which records no per-user copy, so ClaimVerifier() then worked only from that
+        working directory. Without --output the exporter writes the same directory and records it."""
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
+        scorer = OnnxScorer.from_options(RuntimeOptions(), model, revision)
+        with pytest.raises(ClaimVerificationError) as failure:
+            scorer.score([("p", "h")])
+        name = f"{model.split('/')[-1]}-{revision[:12]}"
+        assert str(failure.value).startswith(
+            f"model directory models/{name} does not exist; create it once with `{command}` (it also records this "
+            "user's copy, found from any directory), or load an existing export with ClaimVerifier.from_model_dir(<dir>)"
+        )
 
     def test_missing_directory_names_a_smoke_export_already_here(
         self, tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch

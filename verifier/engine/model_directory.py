@@ -76,13 +76,20 @@ def create_hint(expected_model: Optional[str], expected_revision: Optional[str],
     """How to create a model directory, for 'missing' errors."""
     from ..messages import SMOKE_DIR, export_command
 
+    from ..options import default_model_dir
+    from ..types import DEFAULT_MODEL, DEFAULT_REVISION
+
     model = expected_model or "<hub id>"
     revision = expected_revision or "<revision>"
     export = export_command()
-    hint = (
-        f"create it with `{export} --model {model} --revision {revision} --output {model_dir}`, "
-        f"or load an existing export with ClaimVerifier.from_model_dir(<dir>) / $CLAIM_VERIFIER_MODEL_DIR"
-    )
+    if expected_model and expected_revision and model_dir == default_model_dir(expected_model, expected_revision):
+        # the default location: an export without --output lands there and records this user's
+        # copy, which ClaimVerifier() then finds from any working directory; one with --output does not
+        named = "" if (expected_model, expected_revision) == (DEFAULT_MODEL, DEFAULT_REVISION) else f" --model {model} --revision {revision}"
+        create = f"create it once with `{export}{named}` (it also records this user's copy, found from any directory)"
+    else:
+        create = f"create it with `{export} --model {model} --revision {revision} --output {model_dir}`"
+    hint = f"{create}, or load an existing export with ClaimVerifier.from_model_dir(<dir>) / $CLAIM_VERIFIER_MODEL_DIR"
     if (SMOKE_DIR / MANIFEST_NAME).is_file() and model_dir.resolve() != SMOKE_DIR.resolve():
         # `export --smoke` already ran in this directory: name what it wrote instead of asking for it again
         return (
