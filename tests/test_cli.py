@@ -1311,3 +1311,18 @@ def test_terminal_controls_in_the_input_are_shown_not_obeyed(
     source.write_text('{"claim": "x y", "evidence": [], "\\u001b[31mevil": 1}\n', encoding="utf-8")
     code, _, err = run_main(capsys, "verify", str(source), "--model-dir", str(fake_model_dir), make_verifier=scripted.make)
     assert code == 2 and "\x1b" not in err and "field \\x1b[31mevil: unknown field" in err
+
+
+def test_the_input_row_verify_help_shows_is_one_that_verify_reads(
+    capsys: pytest.CaptureFixture[str], tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (stop 43's new-user trial): `verify --help` said only "JSON Lines file", so a first row was
+    guessed (plain strings as evidence, then no memory_id). It now ends with a row, kept on one line."""
+    with pytest.raises(SystemExit):
+        cli.main(["verify", "--help"])
+    row = capsys.readouterr().out.rstrip("\n").splitlines()[-1]
+    source = tmp_path / "row.jsonl"
+    source.write_text(row + "\n", encoding="utf-8")
+    assert cli.main(["verify", str(source), "-o", str(tmp_path / "out.jsonl"), "--model-dir", str(tiny_model_dir), "-q"]) == 0
+    (result,) = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert result["claim"] == json.loads(row)["claim"] and len(result["group_scores"]) == len(json.loads(row)["evidence"])

@@ -76,15 +76,27 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = ["add_parser", "run"]
 
 
+#: One INPUT row, shown under ``verify --help`` as written (the fields: verifier.ClaimRequest, docs/decision.md).
+_INPUT_ROW = """\
+an INPUT row, one line of JSON (id, requires_complete_set and as_of are optional; each
+passage needs a reference, a memory_id UUID and its text; help(verifier.ClaimRequest) has
+every field):
+{"id": "q1", "claim": "The launch is on Tuesday.", "evidence": [{"reference": "M1", "memory_id": "0b5e2c1e-7f4a-4c3b-9d2e-1a2b3c4d5e6f", "text": "We moved the launch to Tuesday."}]}
+"""
+
+
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
     """Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode)."""
     parser = subparsers.add_parser(
         "verify",
         help=SUMMARIES["verify"],
         description=(
-            "Verify claims against evidence. With INPUT: JSON Lines in, JSON Lines of ClaimVerification out "
-            "(row i of the output is the i-th claim of the input). With --claim/--evidence: one human-readable check."
+            "Verify claims against evidence. With INPUT: JSON Lines in, JSON Lines of ClaimVerification\n"
+            "out (row i of the output is the i-th claim of the input). With --claim/--evidence: one\n"
+            "human-readable check."
         ),
+        epilog=_INPUT_ROW,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the row stays one line
     )
     io_group = parser.add_argument_group("input and output")
     io_group.add_argument("input", nargs="?", metavar="INPUT", help="JSON Lines file (or .json file, or - for stdin)")
