@@ -49,7 +49,12 @@ def fastest_variant(manifest: Manifest, capabilities: CpuCapabilities) -> tuple[
     The order is the module docstring's, from measurements in docs/performance.md.
     """
     usable = {name for name, why in runnable_variants(manifest, capabilities).items() if why is None}
-    if "amx_bf16" in capabilities.flags:
+    if capabilities.openvino is None and {"amx_bf16", "avx512_bf16"} & set(capabilities.flags):
+        order, reason = ["int8"], (
+            "this CPU has bf16 units but OpenVINO is not installed (the openvino extra runs the bf16 and "
+            "ov-int8 variants): without it dynamic int8 is fastest, then float32"
+        )
+    elif "amx_bf16" in capabilities.flags:
         order, reason = ["bf16", "ov-int8", "int8"], (
             "AMX: bf16 on the tiles 4.6x float32, ov-int8 as fast with 4x its error, dynamic int8 2.6x"
         )
