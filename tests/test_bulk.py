@@ -251,6 +251,8 @@ class TestResumeTrust:
             ("EDITED", "line 5 (id 'r7') holds a result that does not check out: result_sha256 does not match the record"),
             ("DOUBLED", "line 5 is not an envelope of verify --resume: duplicate key 'id' in a JSON object"),
             ("SPACED", "line 5 (id 'r7') was edited: it is not the line verify writes for that result"),
+            # regression (stop 43's adversarial run): relabelled schema 2 and sealed by its formula, a line was kept
+            ("LEGACY", "line 5 (id 'r7') holds a schema 2 result, which verify does not write"),
         ],
     )
     def test_bogus_done_rows_are_refused(
@@ -266,6 +268,14 @@ class TestResumeTrust:
             bogus = lines[7][:-2] + ', "id": "r1"}\n'
         elif bogus == "SPACED":
             bogus = lines[7].replace('"line": 8', '"line":  8')
+        elif bogus == "LEGACY":
+            from test_check import _legacy
+
+            from verifier.decision.check import check_result
+
+            legacy = {k: v for k, v in genuine["result"].items() if k != "localized_assessments"} | {"schema_version": 2}
+            assert check_result(_legacy(legacy)).ok  # a genuine-looking schema 2 record
+            bogus = json.dumps({**genuine, "result": _legacy(legacy)}) + "\n"
         out = tmp_path / "out.jsonl"
         out.write_text("".join(lines[:4]) + bogus, encoding="utf-8")
         before = out.read_bytes()

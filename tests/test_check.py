@@ -410,3 +410,48 @@ def test_a_model_directory_verifier_checks_against_its_own_config(tiny_model_dir
         assert check_result(result, config=made.config).ok
     wrong = check_result(result, config=passed)
     assert any("configuration_sha256" in problem for problem in wrong.problems), wrong.problems
+
+
+def test_under_inputs_a_record_of_an_older_schema_is_a_problem_not_ok(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Regression (stop 43's adversarial run): a record relabelled schema 2 (or 1), its digests recomputed by
+    that schema's formula, skipped the replay and --rescore and checked out under --inputs --rescore, exit 0.
+    verify never writes those schemas; under --inputs such a record is now named, exit 1 (without --inputs its
+    digests and score bounds are checked as before)."""
+    supported = results()[1]
+    genuine = _legacy({k: v for k, v in supported.model_dump(mode="json").items() if k != "localized_assessments"}
+                      | {"schema_version": 2})
+    assert check_result(genuine).ok
+    records, inputs = tmp_path / "records.jsonl", tmp_path / "in.jsonl"
+    records.write_text(json.dumps(genuine) + "\n", encoding="utf-8")
+    inputs.write_text(json.dumps({"claim": supported.claim, "evidence": [e.model_dump(mode="json") for e in EVIDENCE[:1]]}) + "\n",
+                      encoding="utf-8")
+    assert cli.main(["check", str(records), "-q"]) == 0
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{records} line 1: schema 2: --inputs cannot replay its decision, nor --rescore re-score it "
+        "(verify writes schema 3 or 4); only its digests and score bounds were checked"
+    ]
+    records.write_text(supported.model_dump_json() + "\n", encoding="utf-8")  # the record as verify wrote it
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 0
+
+
+def test_under_inputs_the_rows_as_of_is_what_a_record_is_replayed_at(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Regression (stop 43's adversarial run): the replay took as_of from the record, so a strict-policy record
+    moved to an earlier as_of (an expired passage no longer vetoed, digests recomputed) checked out against
+    its input row. A record whose as_of is not its row's is now named."""
+    from datetime import datetime, timezone
+
+    made_at, moved_to = datetime(2026, 6, 1, tzinfo=timezone.utc), datetime(2025, 6, 1, tzinfo=timezone.utc)
+    record = verifier().verify_sync("The launch is Tuesday.", EVIDENCE[:1], as_of=made_at)
+    moved = verifier().verify_sync("The launch is Tuesday.", EVIDENCE[:1], as_of=moved_to)
+    row = {"claim": record.claim, "evidence": [e.model_dump(mode="json") for e in EVIDENCE[:1]], "as_of": made_at.isoformat()}
+    records, inputs = tmp_path / "records.jsonl", tmp_path / "in.jsonl"
+    inputs.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    records.write_text(record.model_dump_json() + "\n", encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 0
+    records.write_text(moved.model_dump_json() + "\n", encoding="utf-8")  # a genuine record, of another as_of
+    assert check_result(moved).ok
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{records} line 1: its as_of is not the as_of of any row of --inputs with its claim and evidence"
+    ]

@@ -276,6 +276,10 @@ def test_rescore_proves_the_scores(capsys: pytest.CaptureFixture[str], tmp_path:
     err = capsys.readouterr().err
     assert f"{path} line 2: the model scores the group premise 'Nadia leads the Atlas project.' at" in err
     assert "tolerance 0)" in err and f"{path} line 1" not in err
+    # regression (stop 43's adversarial run): the note said every score was equal for the mismatched record too
+    assert cli.main([*argv[:1], str(path), *argv[2:]]) == 1
+    assert "note: 1 record: every replayed score re-scored with the model: equal exactly (a float32 graph)" in (
+        capsys.readouterr().err.splitlines())
 
 
 def test_rescore_of_an_int8_variant_uses_its_parity_bound(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_int8_dir: Path) -> None:

@@ -73,6 +73,7 @@ from ..rows import InputRow, InvalidRow
 from ..decision.signing import PublicKey, load_public_key
 from ..strictjson import loads as strict_loads
 from ..types import (
+    SCHEMA_VERSION,
     STRICT_SCHEMA_VERSION,
     ClaimVerification,
     ClaimVerificationConfig,
@@ -284,18 +285,30 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     truncated = audit.rescorer.scorer.truncated if audit.rescorer is not None else None
     row = None
     if audit.cursor is not None:
-        row = audit.cursor.find((result.claim_sha256, result.evidence_sha256))
-        if isinstance(row, InputRow):
+        key = (result.claim_sha256, result.evidence_sha256)
+        # the row's as_of, not the record's, is what the decision was made at (the strict policy's validity rules)
+        row = audit.cursor.find(key, where=lambda item: isinstance(item, InputRow) and item.request.as_of == result.as_of)
+        if row is None and isinstance(audit.cursor.find(key), InputRow):
+            extra.append("its as_of is not the as_of of any row of --inputs with its claim and evidence")
+        elif isinstance(row, InputRow):
             evidence, complete = row.request.evidence, row.request.requires_complete_set
         else:
             extra.append("no row of --inputs has this record's claim and evidence (its decision cannot be replayed)")
+        if result.schema_version < SCHEMA_VERSION:
+            # verify writes schemas 3 and 4; an older one's procedure is not replayed (check_result's note), so with
+            # its digests recomputed, a record relabelled so would pass on its score bounds alone
+            extra.append(
+                f"schema {result.schema_version}: --inputs cannot replay its decision, nor --rescore re-score it "
+                f"(verify writes schema {SCHEMA_VERSION} or {STRICT_SCHEMA_VERSION}); only its digests and score bounds were checked"
+            )
     report = check_result(result, config=config, evidence=evidence, requires_complete_set=complete, truncated=truncated)
     if report.problems and audit.cursor is not None and isinstance(row, InputRow):
         # a result does not record requires_complete_set, so rows that differ only in it are told apart by
         # the replay: a record out of input order (joined shards, Ray) may belong to the other one
         other = audit.cursor.find(
             (result.claim_sha256, result.evidence_sha256),
-            where=lambda item: isinstance(item, InputRow) and item.request.requires_complete_set != complete,
+            where=lambda item: isinstance(item, InputRow) and item.request.requires_complete_set != complete
+            and item.request.as_of == result.as_of,
         )
         if isinstance(other, InputRow):
             retry = check_result(
@@ -311,8 +324,10 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
                 f"{result.model} at {result.requested_revision}"
             )
         else:
-            extra.extend(audit.rescorer.compare(report.replay.pairs))
-            notes.append(audit.rescorer.describe())
+            mismatches = audit.rescorer.compare(report.replay.pairs)
+            extra.extend(mismatches)
+            if not mismatches:  # the note says the scores were equal: only where they were
+                notes.append(audit.rescorer.describe())
     elif report.replay is not None:
         notes.append("scores not re-scored with the model (check --rescore --model-dir DIR proves them)")
     if audit.public_key is not None:

@@ -41,7 +41,7 @@ from ..decision.signing import PublicKey, load_private_key
 from ..options import RuntimeOptions
 from ..strictjson import DuplicateKeyError
 from ..strictjson import loads as strict_loads
-from ..types import ClaimVerificationConfig
+from ..types import SCHEMA_VERSION, ClaimVerificationConfig
 from .bulk import (
     DigestSet,
     envelope_text,
@@ -184,6 +184,8 @@ class _Done:
             record = parse_result(result)
         except ValueError as exc:
             raise self.refuse(number, f"holds {exc}", key) from None
+        if record.schema_version < SCHEMA_VERSION:  # never written by verify; check_result would not replay it
+            raise self.refuse(number, f"holds a schema {record.schema_version} result, which verify does not write", key)
         row = self.find(key)
         answers = isinstance(row, InputRow) and row_fingerprint(row) == result_fingerprint(line, record)
         if answers:  # the whole procedure replayed over the record's scores (a stale line is named below)
