@@ -144,7 +144,7 @@ def test_the_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     assert capsys.readouterr().err == ""
     path.write_text('{"status": 1}\n', encoding="utf-8")
     assert cli.main(["check", str(path)]) == 2
-    assert "not result records" in capsys.readouterr().err
+    assert f"error: 1 line of {path} is not a result record" in capsys.readouterr().err
 
 
 def test_version_and_program_name() -> None:
@@ -455,3 +455,17 @@ def test_under_inputs_the_rows_as_of_is_what_a_record_is_replayed_at(capsys: pyt
     assert capsys.readouterr().err.splitlines() == [
         f"{records} line 1: its as_of is not the as_of of any row of --inputs with its claim and evidence"
     ]
+
+
+def test_a_line_that_is_not_an_object_is_named_by_its_json_type(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text('"a result"\n[1]\n', encoding="utf-8")
+    assert cli.main(["check", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {path} line 1: not a result record: expected a JSON object, got string",
+        f"error: {path} line 2: not a result record: expected a JSON object, got array",
+        f"error: 2 lines of {path} are not result records",
+    ]
+    path.write_text("null\n", encoding="utf-8")
+    assert cli.main(["check", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"error: 1 line of {path} is not a result record"

@@ -409,6 +409,19 @@ def test_a_repeated_key_in_a_body_is_malformed(server: Server, route: str) -> No
     assert error["type"] == "malformed_json" and "duplicate key 'claim' in a JSON object" in error["message"]
 
 
+def test_a_body_that_is_not_an_object_is_named_by_its_json_type(server: Server) -> None:
+    """Regression (stop 43's adversarial run): bodies null, [] and 5 were answered "got NoneType", "got list"."""
+    with server.client() as client:
+        answers = {body: client.post("/v1/verify", content=body.encode()) for body in ("null", "[]", "5", '"text"', "true")}
+        batch = client.post("/v1/verify/batch", content=b'{"requests": [{"claim": "a"}, null]}')
+    for body, kind in (("null", "null"), ("[]", "array"), ("5", "number"), ('"text"', "string"), ("true", "boolean")):
+        assert answers[body].status_code == 422
+        assert answers[body].json()["error"]["message"] == f"a claim request must be a JSON object, got {kind}", body
+    assert batch.status_code == 200, batch.text  # a batch answers each item: the second is its error
+    assert batch.json()["results"][1] == {"error": {
+        "type": "invalid_request", "message": "a claim request must be a JSON object, got null", "field": "1"}}
+
+
 # ---------------------------------------------------------------- 13: /predict text validation
 
 

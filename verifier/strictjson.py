@@ -22,7 +22,7 @@ import re
 import sys
 from typing import Any, Callable, Union
 
-__all__ = ["DuplicateKeyError", "loads"]
+__all__ = ["DuplicateKeyError", "json_type", "loads"]
 
 
 class DuplicateKeyError(json.JSONDecodeError):
@@ -45,6 +45,19 @@ class _Repeated(Exception):
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages: ``object``, ``array``, ``string``, ``number``,
+    ``boolean`` or ``null`` (a Python name for anything JSON does not produce)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    for kind, name in ((dict, "object"), ((list, tuple), "array"), (str, "string"), ((int, float), "number")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -71,6 +71,7 @@ from ..messages import install_hint
 from ..options import InputLimits
 from ..rows import InputRow, InvalidRow
 from ..decision.signing import PublicKey, load_public_key
+from ..strictjson import json_type
 from ..strictjson import loads as strict_loads
 from ..types import (
     SCHEMA_VERSION,
@@ -176,7 +177,7 @@ def _unwrap(value: Any, where: str, text: Optional[str]) -> Record:
         ValueError: it is neither a result record nor an envelope of one.
     """
     if not isinstance(value, dict):
-        raise ValueError(f"not a result record: expected a JSON object, got {type(value).__name__}")
+        raise ValueError(f"not a result record: expected a JSON object, got {json_type(value)}")
     if not (value.keys() & {"result", "error"}) or "claim" in value:
         return Record(where, text if text is not None else value, False)
     unknown = sorted(value.keys() - _ENVELOPE_KEYS)
@@ -427,7 +428,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         err(line)
     source = "<stdin>" if args.results == "-" else args.results
     if invalid:
-        raise UsageError(f"error: {len(invalid)} line{'s' if len(invalid) != 1 else ''} of {source} are not result records")
+        raise UsageError(f"error: {len(invalid)} line{'s' if len(invalid) != 1 else ''} of {source} {'are' if len(invalid) != 1 else 'is'} not "
+            f"{'result records' if len(invalid) != 1 else 'a result record'}")
     if tally.reported > _MAX_REPORTED:
         err(f"... and {tally.reported - _MAX_REPORTED} more problems")
     if tally.config_mismatch:

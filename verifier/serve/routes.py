@@ -25,6 +25,7 @@ from .. import __version__
 from ..decision.bundle import BundleClaimRequest, bundle_evidence
 from ..engine.coalesce import ScorerBusy, ScorerClosed, ScorerTimeout
 from ..engine.model_directory import OUTPUT_LABELS
+from ..strictjson import json_type
 from ..types import ClaimVerification, ClaimVerificationError, check_text
 from ..validation import ValidRequest, validate_request
 from .service import Service
@@ -62,7 +63,7 @@ def _model_failure(exc: ClaimVerificationError) -> ApiError:
 def _validate(service: Service, item: Any, *, prefix: str = "") -> ValidRequest:
     verifier = service.require_ready()
     if not isinstance(item, dict):
-        raise ApiError(422, "invalid_request", f"a claim request must be a JSON object, got {type(item).__name__}",
+        raise ApiError(422, "invalid_request", f"a claim request must be a JSON object, got {json_type(item)}",
                        field=prefix.rstrip(".") or None)
     try:
         return validate_request(item, verifier.config, service.runtime.limits)  # counts passages before parsing them
@@ -131,7 +132,7 @@ async def verify_bundle(request: Request) -> Response:
     body = await _json_body(request, service)
     verifier = service.require_ready()
     if not isinstance(body, dict):
-        raise ApiError(422, "invalid_request", f"a bundle request must be a JSON object, got {type(body).__name__}")
+        raise ApiError(422, "invalid_request", f"a bundle request must be a JSON object, got {json_type(body)}")
     try:
         bundled = BundleClaimRequest.model_validate(body)
     except ValidationError as exc:
