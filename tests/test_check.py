@@ -469,3 +469,27 @@ def test_a_line_that_is_not_an_object_is_named_by_its_json_type(capsys: pytest.C
     path.write_text("null\n", encoding="utf-8")
     assert cli.main(["check", str(path)]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == f"error: 1 line of {path} is not a result record"
+
+
+def test_a_row_of_inputs_without_a_record_is_noted_and_with_every_row_a_problem(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Regression (stop 43's adversarial run): a signed output with the refuted record deleted still checked
+    out with --inputs and --public-key, saying nothing of the row left without a record."""
+    claims = ["The launch is Tuesday.", "The launch is Wednesday.", "The launch moved."]
+    made = [verifier().verify_sync(claim, EVIDENCE) for claim in claims]
+    inputs, records = tmp_path / "in.jsonl", tmp_path / "records.jsonl"
+    inputs.write_text("".join(json.dumps({"claim": c, "evidence": [e.model_dump(mode="json") for e in EVIDENCE]}) + "\n"
+                              for c in claims), encoding="utf-8")
+    records.write_text(made[0].model_dump_json() + "\n" + made[2].model_dump_json() + "\n", encoding="utf-8")  # line 2's is gone
+    assert cli.main(["check", str(records), "--inputs", str(inputs)]) == 0  # a subset (one shard's output) checks out
+    err = capsys.readouterr().err.splitlines()
+    assert f"note: 1 row of {inputs} has no record (first: line 2; --every-row makes each a problem)" in err
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"{inputs} line 2: no record answers this row (--every-row)" in err
+    assert err[-1] == f"checked 2 records: 2 ok, 0 with problems; 1 row of {inputs} without a record"
+    records.write_text("".join(r.model_dump_json() + "\n" for r in made), encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row", "-q"]) == 0
+    assert cli.main(["check", str(records), "--every-row"]) == 2
+    assert "error: --every-row needs --inputs FILE" in capsys.readouterr().err

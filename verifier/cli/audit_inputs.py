@@ -35,6 +35,10 @@ class RowCursor(Generic[K]):
         self._iterator: Optional[Iterator[InputRow | InvalidRow]] = None
         self._position = 0
 
+    def rows(self) -> Iterator["InputRow | InvalidRow"]:
+        """Every row of the input, read afresh."""
+        return self._rows()
+
     def find(
         self, wanted: K, where: Optional[Callable[["InputRow | InvalidRow"], bool]] = None
     ) -> "Optional[InputRow | InvalidRow]":

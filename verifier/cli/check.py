@@ -57,13 +57,10 @@ from __future__ import annotations
 
 import argparse
 import collections
-import itertools
-import json
 import os
 import typing
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Optional
 
 from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import CheckReport, check_result, configuration_for, parse_result
@@ -71,8 +68,6 @@ from ..messages import install_hint
 from ..options import InputLimits
 from ..rows import InputRow, InvalidRow
 from ..decision.signing import PublicKey, load_public_key
-from ..strictjson import json_type
-from ..strictjson import loads as strict_loads
 from ..types import (
     SCHEMA_VERSION,
     STRICT_SCHEMA_VERSION,
@@ -83,9 +78,10 @@ from ..types import (
     RefutationPolicy,
 )
 from .audit_inputs import Rescorer, RowCursor, rescorer_for
+from .check_records import Record, records
 from .common import SUMMARIES, _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
-from .inputs import is_whole_file, iter_input, open_lines
+from .inputs import is_whole_file, iter_input
 
 __all__ = ["add_parser", "run", "records"]
 
@@ -96,7 +92,6 @@ _DECISION = (
     "model", "revision", "entailment_threshold", "contradiction_threshold", "max_group_size",
     "group_candidate_limit", "max_evidence", "batch_size", "entailment_policy", "refutation_policy",
 )
-_ENVELOPE_KEYS = {"id", "line", "result", "error"}
 _CONFIG_PROBLEMS = ("configuration_sha256 does not match the given configuration",
                     "model or requested_revision differs from the given configuration")
 
@@ -134,6 +129,9 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="verify's input (JSON Lines, or a .json file): each record is matched to the row with its claim and "
              "evidence digests and its whole decision procedure replayed over its recorded scores",
     )
+    audit.add_argument("--every-row", action="store_true",
+                       help="with --inputs: every valid row of it must have a record (exit 1 for each that has none; "
+                            "without it a note counts them: a subset such as one --shard's output checks out)")
     audit.add_argument("--rescore", action="store_true",
                        help="re-score every premise of every record with the model (needs --inputs and --model-dir)")
     audit.add_argument("--model-dir", metavar="DIR", help="the exported model directory to re-score with")
@@ -143,105 +141,6 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     add_limits(parser.add_argument_group("input limits"))
     parser.set_defaults(func=run)
     return parser
-
-
-@dataclass
-class Record:
-    """One line of verify's output: a result (``result``: its JSON text or decoded object), or an error row."""
-
-    where: str
-    result: Union[str, dict[str, Any], None]
-    envelope: bool
-
-
-def _files(source: str) -> list[Path]:
-    if source != "-" and os.path.isdir(source):
-        names = sorted(name for name in os.listdir(source) if not name.startswith((".", "_")))
-        return [Path(source) / name for name in names if os.path.isfile(os.path.join(source, name))]
-    return [Path(source)]
-
-
-def _decode(text: str) -> Any:
-    try:
-        return strict_loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not a result record: invalid JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError("not a result record: JSON nested too deeply") from None
-
-
-def _unwrap(value: Any, where: str, text: Optional[str]) -> Record:
-    """The result (or error row) a decoded line holds.
-
-    Raises:
-        ValueError: it is neither a result record nor an envelope of one.
-    """
-    if not isinstance(value, dict):
-        raise ValueError(f"not a result record: expected a JSON object, got {json_type(value)}")
-    if not (value.keys() & {"result", "error"}) or "claim" in value:
-        return Record(where, text if text is not None else value, False)
-    unknown = sorted(value.keys() - _ENVELOPE_KEYS)
-    if unknown:
-        raise ValueError(f"not an envelope of verify: unknown key {unknown[0]!r} (no digest covers it)")
-    if not isinstance(value.get("id"), (str, type(None))):
-        raise ValueError("not an envelope of verify: its id is not a string")
-    if "line" in value and (not isinstance(value["line"], int) or isinstance(value["line"], bool)):
-        raise ValueError("not an envelope of verify: its line is not an integer")
-    result, error = value.get("result"), value.get("error")
-    if (result is None) == (error is None):
-        raise ValueError("not an envelope of verify: it needs exactly one of a result and an error")
-    if error is not None:
-        if isinstance(error, str):  # a Ray row: the error as JSON text
-            error = _decode(error)
-        if not isinstance(error, dict):
-            raise ValueError("not an envelope of verify: its error is not an object")
-        return Record(where, None, True)
-    if isinstance(result, str):  # a Ray row: the result as JSON text, exactly model_dump_json()
-        return Record(where, result, True)
-    if not isinstance(result, dict):
-        raise ValueError("not an envelope of verify: its result is not a result record")
-    return Record(where, result, True)
-
-
-def records(source: str, limit: int) -> Iterator["Record | ValueError"]:
-    """Every record of ``source`` (a file, a directory of files, or ``-``), or the reason a line is not one.
-
-    Raises:
-        UsageError: ``source`` cannot be read (or has a line over ``limit`` bytes).
-    """
-    for path in _files(source):
-        name = "<stdin>" if str(path) == "-" else str(path)
-        lines = open_lines(str(path), limit)
-        first = next(lines, None)
-        if first is None:
-            continue
-        if first[1].lstrip().startswith("["):  # a JSON array of records, read whole (at most ``limit`` bytes)
-            parts = [first[1]]
-            size = len(first[1].encode("utf-8", "surrogatepass"))
-            for _, line in lines:
-                size += len(line.encode("utf-8", "surrogatepass"))
-                if size > limit:
-                    raise UsageError(f"error: {name} is a JSON array longer than --max-line-bytes={limit}")
-                parts.append(line)
-            text = "".join(parts)
-            try:
-                items = _decode(text)
-            except ValueError as exc:
-                yield ValueError(f"{name}: {exc}")
-                continue
-            for index, item in enumerate(items if isinstance(items, list) else [items], start=1):
-                try:
-                    yield _unwrap(item, f"{name} item {index}", None)
-                except ValueError as exc:
-                    yield ValueError(f"{name} item {index}: {exc}")
-            continue
-        for number, text in itertools.chain([first], lines):
-            if not text.strip():
-                continue
-            try:
-                yield _unwrap(_decode(text), f"{name} line {number}", text.strip())
-            except ValueError as exc:
-                yield ValueError(f"{name} line {number}: {exc}")
 
 
 @dataclass
@@ -256,6 +155,10 @@ class _Tally:
     #: Records with a configuration problem whose own fields show the strict policy made them.
     strict_made: int = 0
     notes: "collections.Counter[str]" = field(default_factory=collections.Counter)
+    #: How many valid ``--inputs`` rows no record answers, in words (``""``: none, or ``--every-row`` made them problems).
+    unanswered: str = ""
+    #: Valid ``--inputs`` rows no record answers, under ``--every-row`` (each a problem).
+    missing: int = 0
 
     def problem(self, text: str) -> None:
         if self.reported < _MAX_REPORTED:
@@ -272,6 +175,8 @@ class _Audit:
     public_key: Optional[PublicKey] = None
     #: Records whose signature ``public_key`` verified, for the summary.
     signatures_verified: int = 0
+    #: Lines of the ``--inputs`` rows a record was matched to (a row without a record is named at the end).
+    answered: set[int] = field(default_factory=set)
 
 
 def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[ClaimVerification, CheckReport]:
@@ -317,7 +222,9 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
                 requires_complete_set=other.request.requires_complete_set, truncated=truncated,
             )
             if not retry.problems:
-                report = retry
+                report, row = retry, other
+    if isinstance(row, InputRow):
+        audit.answered.add(row.line)
     if audit.rescorer is not None and report.replay is not None:
         if (result.model, result.requested_revision) != (audit.rescorer.model, audit.rescorer.revision):
             extra.append(
@@ -354,6 +261,8 @@ def _prepare_audit(args: argparse.Namespace, options: dict[str, Any]) -> _Audit:
             "error: --rescore needs --inputs FILE (a record carries no passages, so its premises come from the input) "
             "and --model-dir DIR"
         )
+    if args.every_row and args.inputs is None:
+        raise UsageError("error: --every-row needs --inputs FILE (the rows every record is matched to)")
     if (args.model_dir is not None or args.variant is not None) and not args.rescore:
         raise UsageError("error: --model-dir and --variant are used only with --rescore")
     if args.public_key is not None:
@@ -427,6 +336,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     for line in invalid[:_MAX_REPORTED]:
         err(line)
     source = "<stdin>" if args.results == "-" else args.results
+    if audit.cursor is not None and not invalid:
+        _rows_without_a_record(args, audit, tally)
     if invalid:
         raise UsageError(f"error: {len(invalid)} line{'s' if len(invalid) != 1 else ''} of {source} {'are' if len(invalid) != 1 else 'is'} not "
             f"{'result records' if len(invalid) != 1 else 'a result record'}")
@@ -452,8 +363,26 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             summary += f"; {audit.signatures_verified} signature{'s' if audit.signatures_verified != 1 else ''} verified with {args.public_key}"
         if tally.errors:
             summary += f"; {tally.errors} error row{'s' if tally.errors != 1 else ''} (skipped input rows) hold no result"
+        if tally.missing:
+            summary += f"; {tally.missing} row{'s' if tally.missing != 1 else ''} of {args.inputs} without a record"
         err(summary)
-    return EXIT_FAILURE if tally.bad else EXIT_OK
+    return EXIT_FAILURE if tally.bad or tally.missing else EXIT_OK
+
+
+def _rows_without_a_record(args: argparse.Namespace, audit: _Audit, tally: _Tally) -> None:
+    """The valid ``--inputs`` rows no record was matched to: each a problem with ``--every-row``, else one note."""
+    assert audit.cursor is not None
+    missing = first = 0
+    for row in audit.cursor.rows():
+        if isinstance(row, InputRow) and row.line not in audit.answered:
+            missing += 1
+            first = first or row.line
+            if args.every_row:
+                tally.problem(f"{args.inputs} line {row.line}: no record answers this row (--every-row)")
+    if missing and args.every_row:
+        tally.missing = missing
+    elif missing:
+        tally.unanswered = f"{missing} row{'s' if missing != 1 else ''} of {args.inputs} {'have' if missing != 1 else 'has'} no record (first: line {first}; --every-row makes each a problem)"
 
 
 def _notes(tally: _Tally) -> None:
@@ -464,3 +393,5 @@ def _notes(tally: _Tally) -> None:
         err(f"note: {tally.resolved} record{'s' if tally.resolved != 1 else ''}: resolved_revision (what ran) is covered by no digest")
     if tally.envelopes:
         err(f"note: {tally.envelopes} envelope{'s' if tally.envelopes != 1 else ''}: the id and line beside a result are covered by no digest")
+    if tally.unanswered:
+        err(f"note: {tally.unanswered}")
