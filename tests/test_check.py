@@ -493,3 +493,13 @@ def test_a_row_of_inputs_without_a_record_is_noted_and_with_every_row_a_problem(
     assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row", "-q"]) == 0
     assert cli.main(["check", str(records), "--every-row"]) == 2
     assert "error: --every-row needs --inputs FILE" in capsys.readouterr().err
+
+
+def test_decision_options_that_form_no_configuration_are_one_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Regression (stop 43's adversarial run): --model '' was reported once per record, exit 1."""
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(r.model_dump_json() + "\n" for r in results()), encoding="utf-8")
+    assert cli.main(["check", str(path), "--model", ""]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: the decision options do not form a configuration: field model: String should have at least 1 character"
+    ]

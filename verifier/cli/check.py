@@ -62,9 +62,11 @@ import typing
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
+from pydantic import ValidationError
+
 from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import CheckReport, check_result, configuration_for, parse_result
-from ..messages import install_hint
+from ..messages import describe_validation_error, install_hint
 from ..options import InputLimits
 from ..rows import InputRow, InvalidRow
 from ..decision.signing import PublicKey, load_public_key
@@ -303,6 +305,11 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     """Run ``check`` (``context`` is unused: no model is needed)."""
     limit = args.max_line_bytes if args.max_line_bytes is not None else InputLimits().max_request_bytes
     options = {name: getattr(args, name) for name in _DECISION if getattr(args, name, None) is not None}
+    try:  # options no record could form a configuration with are a usage error, said once (not once a record)
+        ClaimVerificationConfig(**options)
+    except ValidationError as exc:
+        where, message, _ = describe_validation_error(exc)
+        raise UsageError(f"error: the decision options do not form a configuration: {'field ' + where + ': ' if where else ''}{message}") from None
     audit = _prepare_audit(args, options)
     tally = _Tally()
     invalid: list[str] = []
