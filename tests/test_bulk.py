@@ -447,3 +447,22 @@ def test_a_shard_is_plain_ascii_digits(capsys: pytest.CaptureFixture[str], tmp_p
     from verifier.cli.bulk import shard_type
 
     assert shard_type("1/3") == Shard(1, 3) and shard_type("007/010") == Shard(7, 10)
+
+
+def test_ctrl_c_during_resume_says_what_the_output_keeps(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (stop 43's new-user trial): Ctrl-C during verify --resume said only "interrupted", although the
+    output kept every finished chunk and the same command finishes it."""
+    rows = [row(n, claim=f"The deployment {n} date is May {n % 28 + 1}.") for n in range(40 * CHUNK)]
+    source, out = write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl"
+    env = {**{k: v for k, v in os.environ.items() if k != "CLAIM_VERIFIER_MODEL_DIR"}, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "verifier", "verify", str(source), "-o", str(out), "--resume", "--model-dir", str(tiny_model_dir), "-q"]
+    process = subprocess.Popen(argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    while process.poll() is None and not (out.exists() and out.stat().st_size) and time.monotonic() < started + 120:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    kept = len(out.read_text(encoding="utf-8").splitlines())
+    assert process.returncode == 130 and 0 < kept < len(rows), stderr
+    assert stderr.splitlines()[-2:] == [
+        f"{out} keeps the {kept} rows written so far: run the same command again to finish", "interrupted"]

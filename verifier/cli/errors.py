@@ -9,9 +9,10 @@ subcommand may raise and picks its exit status (see the table in
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from pydantic import ValidationError
 
@@ -58,6 +59,18 @@ class Failure(Exception):
 
 class Terminated(BaseException):
     """SIGTERM arrived: unwinds like ``KeyboardInterrupt`` so every ``finally`` cleans up."""
+
+
+def say_on_interrupt(stack: contextlib.ExitStack, what: Callable[[], str]) -> None:
+    """Print ``what()`` when Ctrl-C or SIGTERM unwinds ``stack``: what the interrupted run left, on the line
+    before :func:`report`'s ``interrupted``."""
+
+    def hook(kind: Any, exc: Any, traceback: Any) -> bool:
+        if kind is not None and issubclass(kind, (KeyboardInterrupt, Terminated)):
+            err(what())
+        return False
+
+    stack.push(hook)
 
 
 def first_line(exc: BaseException) -> str:

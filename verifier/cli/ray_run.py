@@ -48,11 +48,11 @@ from ..validation import ValidRequest
 from .bulk import DigestSet, Scan, Shard, check_ids, configuration_digest, id_digest, scan
 from .common import Context, missing_model_message, prepare
 from ..messages import install_hint
-from .errors import EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line
+from .errors import EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line, say_on_interrupt
 from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
 from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, await_capacity, capacity, drain
-from .resume import AppendFile, find_row, read_done
+from .resume import AppendFile, find_row, kept, read_done
 
 __all__ = ["run_ray", "ray_failure"]
 
@@ -246,8 +246,7 @@ class _Resume:
             raise Failure(f"error: the Ray job returned {len(self.seen)} of the {self.todo} rows left; {self.left()}")
 
     def left(self) -> str:
-        count = len(self.done) + len(self.seen)
-        return f"{self.output} keeps the {count} row{'s' if count != 1 else ''} written so far: run the same command again to finish"
+        return kept(self.output, len(self.done) + len(self.seen))
 
 
 def _connect(ray: Any, args: argparse.Namespace) -> None:
@@ -311,6 +310,7 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
         staging = target.resolve().parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
         directory = _Directory(staging) if resume is None else None
         left: Callable[[], str] = resume.left if resume is not None else (lambda: directory.left(target))  # type: ignore[union-attr]
+        say_on_interrupt(stack, left)
         try:
             if started:
                 _connect(ray, args)

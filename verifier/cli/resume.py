@@ -61,6 +61,11 @@ __all__ = ["AppendFile", "find_row", "read_done", "signing_key"]
 RowFinder = Callable[[str], "Optional[InputRow | InvalidRow]"]
 
 
+def kept(output: Path, rows: int) -> str:
+    """What a stopped ``--resume`` run left in ``output`` (``rows`` lines in all), and how to finish."""
+    return f"{output} keeps the {rows} row{'s' if rows != 1 else ''} written so far: run the same command again to finish"
+
+
 class AppendFile:
     """The ``--resume`` output, opened (created if missing) and locked; truncated, then appended in fsynced chunks.
 
@@ -83,6 +88,8 @@ class AppendFile:
                 f"wait for that run to finish (then resume), or write to another {option}"
             ) from None
         self.handle: IO[bytes] = os.fdopen(fd, "ab")
+        #: Lines this run appended.
+        self.lines = 0
 
     def truncate(self, keep: int) -> None:
         """Drop everything after the first ``keep`` bytes (a torn last line)."""
@@ -101,6 +108,7 @@ class AppendFile:
             os.fsync(self.handle.fileno())
         except OSError as exc:
             raise Failure(f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}") from exc
+        self.lines += text.count("\n")
 
     def close(self) -> None:
         """Close the file, which releases its lock (what was written stays)."""

@@ -49,7 +49,7 @@ from .common import (
     threshold,
 )
 from ..messages import install_hint
-from .errors import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, UsageError, err
+from .errors import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, UsageError, err, say_on_interrupt
 from .bulk import (
     DigestSet,
     Scan,
@@ -68,7 +68,7 @@ from .bulk import (
 from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled, with_fix
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .render import RunSummary, format_result, format_summary, identity_summary
-from .resume import AppendFile, find_row, read_done, signing_key
+from .resume import AppendFile, find_row, kept, read_done, signing_key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..claim_verifier import ClaimVerifier
@@ -360,6 +360,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
                 public_key=signing_key(setup.runtime),
             )
             appender.truncate(keep)
+            say_on_interrupt(stack, lambda: kept(output, len(done) + appender.lines))
             if not args.quiet:
                 left = max(0, found.valid - len(done))
                 err(f"resume: {len(done)} row{'s' if len(done) != 1 else ''} already in {output}, kept; "
