@@ -466,3 +466,49 @@ def test_ctrl_c_during_resume_says_what_the_output_keeps(tiny_model_dir: Path, t
     assert process.returncode == 130 and 0 < kept < len(rows), stderr
     assert stderr.splitlines()[-2:] == [
         f"{out} keeps the {kept} rows written so far: run the same command again to finish", "interrupted"]
+
+
+def test_resume_decides_a_kept_strict_lines_truncation_with_the_model(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (stop 43's adversarial round 2): --resume replayed a kept strict-policy line taking its
+    truncated_pair rulings as given, so a line that dropped its ruling (and the limitation) and said supported,
+    digests recomputed, no score touched, was kept. The run's scorer now decides the truncation."""
+    import uuid
+
+    from verifier.cli.bulk import envelope_text
+    from verifier.decision import audit
+    from verifier.types import ClaimVerification
+
+    strict = ["--entailment-policy", "strict", "--refutation-policy", "strict", "--entailment-threshold", "0.5",
+              "--contradiction-threshold", "0.5", "--model-dir", str(tiny_model_dir), "-q"]
+    rows = [{"id": f"t{n}", "claim": "Nadia leads the Atlas project.", "as_of": "2026-06-01T00:00:00Z", "evidence": [
+        {"reference": "M1", "memory_id": str(uuid.UUID(int=n + 1)),
+         "text": "Nadia leads the Atlas project." + " qwerty asdf." * (40 + 5 * n) + "  Tessa leads the Atlas project now."}]}
+        for n in range(6)]  # the model sees the first sentence; the last one, which may change it, is cut
+    source, out = write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl"
+    assert cli.main(["verify", str(source), "-o", str(out), "--resume", *strict]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    envelopes = [json.loads(line) for line in lines]
+    cut = [n for n, e in enumerate(envelopes) if any(r["rule"] == "truncated_pair" for r in e["result"]["strict_rulings"])
+           and e["result"]["group_scores"][0]["entailment"] >= 0.5]
+    assert cut, "no truncated pair the model entails: the forgery below needs one"
+    genuine = envelopes[cut[0]]
+    record = ClaimVerification.model_validate(genuine["result"])
+    assert record.status.value != "supported"
+    edited = {**genuine["result"], "status": "supported", "supporting_group": genuine["result"]["group_scores"][0]["memory_ids"],
+              "supporting_basis": "model_entailment", "strict_rulings": [],
+              "limitations": [x for x in genuine["result"]["limitations"] if x != "strict_policy_ruling"]}
+    forged = ClaimVerification.model_validate(edited)
+    edited["result_sha256"] = audit.result_sha256(
+        evaluation=forged.evaluation_id, status="supported", supporting_group=forged.supporting_group,
+        refuting_group=forged.refuting_group, supporting_basis=forged.supporting_basis, refuting_basis=forged.refuting_basis,
+        group_scores=forged.group_scores, localized_assessments=forged.localized_assessments,
+        limitations=forged.limitations, strict_rulings=())
+    forged = ClaimVerification.model_validate(edited)
+    lines[cut[0]] = envelope_text(genuine["id"], genuine["line"], result=forged.model_dump_json())
+    out.write_text("".join(lines), encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["verify", str(source), "-o", str(out), "--resume", *strict]) == 2
+    assert (f"line {cut[0] + 1} (id '{genuine['id']}') holds a result that does not check out: the replay gives status "
+            f"{record.status.value}, the record says supported") in capsys.readouterr().err

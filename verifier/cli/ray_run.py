@@ -52,7 +52,7 @@ from .errors import EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line, s
 from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
 from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, await_capacity, capacity, drain
-from .resume import AppendFile, find_row, kept, read_done
+from .resume import AppendFile, LazyVerifier, find_row, kept, read_done
 
 __all__ = ["run_ray", "ray_failure"]
 
@@ -218,8 +218,13 @@ class _Resume:
         ids = check_ids(found, rows(config, limits), Shard(), source)
         self.appender = AppendFile(output)  # locked until the run ends: a second run on this output stops at once
         stack.callback(self.appender.close)
+        from ..claim_verifier import ClaimVerifier
+
+        # the strict policy's truncation of kept lines is the model's to decide: the driver loads it only then
+        lazy = LazyVerifier(lambda: ClaimVerifier(config, runtime=self.setup.runtime), lambda made: stack.callback(made.close))
         self.done, keep = read_done(
-            output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)), source=source
+            output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)), source=source,
+            truncated=lazy.truncated,
         )
         self.appender.truncate(keep)
         self.todo = len(ids) - len(self.done)

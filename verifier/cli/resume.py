@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, Optional
+from typing import IO, Any, Callable, Iterator, Optional, Sequence
 
 from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import check_result, parse_result
@@ -59,6 +59,28 @@ __all__ = ["AppendFile", "find_row", "read_done", "signing_key"]
 
 #: Finds the current input row with an id (a fresh read of the input; used only to word a refusal).
 RowFinder = Callable[[str], "Optional[InputRow | InvalidRow]"]
+
+
+class LazyVerifier:
+    """The run's verifier, made by ``make`` at most once: by the first kept strict-policy line's
+    :meth:`truncated` query (the model's tokenizer decides it), else when the run needs it.
+
+    ``made`` is called with it once it exists (e.g. to close it when the run ends).
+    """
+
+    def __init__(self, make: Callable[[], Any], made: Callable[[Any], object]) -> None:
+        self._make, self._made, self._verifier = make, made, None
+
+    def get(self) -> Any:
+        if self._verifier is None:
+            self._verifier = self._make()
+            self._made(self._verifier)
+        return self._verifier
+
+    def truncated(self, pairs: list[tuple[str, str]]) -> Sequence[bool]:
+        """Which pairs the run's scorer cuts; a scorer without ``truncated`` cuts none (as verify decides)."""
+        query = getattr(self.get().scorer, "truncated", None)
+        return query(pairs) if callable(query) else [False] * len(pairs)  # type: ignore[no-any-return]
 
 
 def kept(output: Path, rows: int) -> str:
@@ -144,9 +166,10 @@ class _Done:
     def __init__(
         self, path: Path, config: ClaimVerificationConfig, configuration_sha256: str, find: RowFinder, source: str,
         public_key: Optional[PublicKey] = None,
+        truncated: Optional[Callable[[list[tuple[str, str]]], Sequence[bool]]] = None,
     ) -> None:
         self.path, self.config, self.digest, self.find, self.source = path, config, configuration_sha256, find, source
-        self.public_key = public_key
+        self.public_key, self.truncated = public_key, truncated
         self.advice = "remove that line (and any other stale one) from the output, or write to a new -o"
 
     def refuse(self, number: int, what: str, key: Optional[str] = None) -> UsageError:
@@ -200,7 +223,7 @@ class _Done:
             assert isinstance(row, InputRow)
             report = check_result(
                 record, config=self.config, evidence=row.request.evidence,
-                requires_complete_set=row.request.requires_complete_set,
+                requires_complete_set=row.request.requires_complete_set, truncated=self.truncated,
             )
         else:
             report = check_result(record, config=self.config)
@@ -254,6 +277,7 @@ def read_done(
     source: str,
     option: str = "-o",
     public_key: Optional[PublicKey] = None,
+    truncated: Optional[Callable[[list[tuple[str, str]]], Sequence[bool]]] = None,
 ) -> "tuple[DigestSet, int]":
     """What an earlier ``--resume`` run wrote to ``path``, verified: the ids done and the byte length to keep.
 
@@ -261,6 +285,9 @@ def read_done(
     ``find`` reads the input again to name what changed when a line is stale.
     ``public_key``: this run signs (``--sign-key``), so every kept line must be
     signed by that key; ``None``: a signed line is refused (the run would not sign it).
+    ``truncated``: for the strict policy, which pairs the model sees cut (the run's
+    scorer's ``truncated``), so that a kept line's ``truncated_pair`` rulings are
+    decided, not taken from the line (a forged line that dropped one was kept).
     A missing or empty file is nothing done; a last line without its newline is
     a torn write and is not counted (the caller truncates the file).
 
@@ -270,7 +297,7 @@ def read_done(
             module docstring), an id that is not in the input, or an id twice.
         Failure: the file cannot be read.
     """
-    checker = _Done(path, config, configuration_sha256, find, source, public_key)
+    checker = _Done(path, config, configuration_sha256, find, source, public_key, truncated)
     digests = bytearray()
     keep = unknown = 0
     for number, raw in _lines(path, option):

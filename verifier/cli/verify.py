@@ -68,7 +68,7 @@ from .bulk import (
 from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled, with_fix
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .render import RunSummary, format_result, format_summary, identity_summary
-from .resume import AppendFile, find_row, kept, read_done, signing_key
+from .resume import AppendFile, LazyVerifier, find_row, kept, read_done, signing_key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..claim_verifier import ClaimVerifier
@@ -349,6 +349,9 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
             err(f"error: {skipped} invalid row{'s' if skipped != 1 else ''} in {source}; nothing written "
                 "(--skip-invalid verifies the valid rows and reports these)")
             return EXIT_USAGE
+        # made by the first kept strict line's truncation query, else below; closed when the run ends, so the
+        # score store's file is final before main returns
+        lazy = LazyVerifier(lambda: context.make_verifier(config, setup.runtime), lambda made: stack.callback(made.close))
         done = DigestSet(b"")
         if args.resume:
             ids = check_ids(found, rows(config, limits), shard, source)
@@ -357,7 +360,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
             done, keep = read_done(
                 output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)),
                 source=f"{source}{f' (shard {shard})' if shard.count > 1 else ''}",
-                public_key=signing_key(setup.runtime),
+                public_key=signing_key(setup.runtime), truncated=lazy.truncated,
             )
             appender.truncate(keep)
             say_on_interrupt(stack, lambda: kept(output, len(done) + appender.lines))
@@ -369,8 +372,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
             report_invalid(source, found.reported, "skipped", total=skipped)
             err(f"skipped: {skipped} invalid row{'s' if skipped != 1 else ''} of {source}")
 
-        verifier = context.make_verifier(config, setup.runtime)
-        stack.callback(verifier.close)  # the score store's file is final before main returns
+        verifier = lazy.get()
         line_of = envelope if envelopes else bare
         map_writer = writers[1] if len(writers) > 1 else None
         written = 0

@@ -195,8 +195,9 @@ def replay(
     strict = "strict" in (config.entailment_policy, config.refutation_policy)
     if strict and truncated is None:
         truncated = _truncation_from_rulings(result, evidence)
-        if any(ruling.rule == "truncated_pair" for ruling in result.strict_rulings):
-            notes.append("truncated_pair rulings taken from the record (truncation is not recorded; check --rescore decides it with the model)")
+        # said for every strict record, also one without such a ruling: a forged one may have dropped it
+        notes.append("which pairs the model saw cut is taken from the record's truncated_pair rulings (truncation is "
+                     "not recorded; check --rescore decides it with the model)")
     scores = _RecordedScores(result, evidence)
     problems: list[str] = []
     if scores.unknown:
