@@ -327,7 +327,7 @@ def test_check_reads_every_format_verify_writes(
         capsys.readouterr()
         assert cli.main(["check", str(out)]) == 0, name
         err = capsys.readouterr().err.splitlines()
-        expected = "checked 2 records: 2 ok, 0 with problems" + ("" if name == "bare" else "; 1 error row (skipped input rows) hold no result")
+        expected = "checked 2 records: 2 ok, 0 with problems" + ("" if name == "bare" else "; 1 error row (skipped input rows) holds no result")
         assert err[-1] == expected
         assert ("note: 3 envelopes: the id and line beside a result are covered by no digest" in err) == (name != "bare")
     envelopes = [json.loads(line) for line in (tmp_path / "resume.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -503,3 +503,89 @@ def test_decision_options_that_form_no_configuration_are_one_usage_error(capsys:
     assert capsys.readouterr().err.splitlines() == [
         "error: the decision options do not form a configuration: field model: String should have at least 1 character"
     ]
+
+
+def _rows_file(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_under_inputs_an_envelope_answers_only_the_row_at_its_line_and_id(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Regression (stop 43's adversarial round 2): check matched a record to a row by its digests alone and
+    never compared the envelope's line and id, which no digest or signature covers: results swapped between
+    envelopes (two claims, or two rows that differ only in requires_complete_set) checked out, exit 0."""
+    from verifier.envelopes import envelope_text
+
+    evidence = [e.model_dump(mode="json") for e in EVIDENCE[:1]]
+    rows = [{"id": "a", "claim": "The launch is Tuesday.", "evidence": evidence},
+            {"id": "b", "claim": "There are four launches.", "evidence": evidence},
+            {"id": "c", "claim": "There are four launches.", "evidence": evidence, "requires_complete_set": True}]
+    made = [verifier().verify_sync(r["claim"], EVIDENCE[:1], requires_complete_set=r.get("requires_complete_set", False)) for r in rows]
+    assert [m.status.value for m in made] == ["supported", "supported", "incomplete"]
+    inputs, records = _rows_file(tmp_path / "in.jsonl", rows), tmp_path / "records.jsonl"
+
+    def write(order: list[int]) -> None:
+        records.write_text("".join(envelope_text(rows[n]["id"], n + 1, result=made[m].model_dump_json())
+                                   for n, m in enumerate(order)), encoding="utf-8")
+
+    write([0, 1, 2])
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row", "-q"]) == 0
+    write([1, 0, 2])  # two claims' results swapped
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    assert f"{records} line 1: its envelope names line 1 and id 'a', which is no row of --inputs with its claim, evidence and as_of" in (
+        capsys.readouterr().err)
+    write([0, 2, 1])  # the rows that differ only in requires_complete_set swapped their verdicts
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"{records} line 2: the replay needs a score the record does not carry" in err  # incomplete: no score
+    assert f"{records} line 3: the replay gives model_called False, the record says True" in err
+
+
+def test_under_inputs_repeated_rows_are_each_answered_and_as_of_is_matched_as_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Regression (stop 43's adversarial round 2): bare records took the first row with their digests, so of two
+    equal rows (joined shards) one was left without a record under --every-row; and as_of was matched by instant,
+    so the record of a row written "Z" answered a row written "+02:00" (a result keeps the row's spelling)."""
+    from datetime import datetime, timedelta, timezone
+
+    evidence = [e.model_dump(mode="json") for e in EVIDENCE[:1]]
+    twice = [{"claim": "The launch is Tuesday.", "evidence": evidence}] * 2
+    inputs, records = _rows_file(tmp_path / "in.jsonl", twice), tmp_path / "records.jsonl"
+    same = verifier().verify_sync("The launch is Tuesday.", EVIDENCE[:1]).model_dump_json()
+    records.write_text(same + "\n" + same + "\n", encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row", "-q"]) == 0
+    utc, plus2 = datetime(2026, 6, 1, tzinfo=timezone.utc), datetime(2026, 6, 1, 2, tzinfo=timezone(timedelta(hours=2)))
+    assert utc == plus2
+    rows = [{"claim": "The launch is Tuesday.", "evidence": evidence, "as_of": when.isoformat()} for when in (utc, plus2)]
+    _rows_file(inputs, rows)
+    made = [verifier().verify_sync("The launch is Tuesday.", EVIDENCE[:1], as_of=when) for when in (utc, plus2)]
+    records.write_text("".join(m.model_dump_json() + "\n" for m in made), encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row", "-q"]) == 0
+    records.write_text("".join(made[0].model_dump_json() + "\n" for _ in range(2)), encoding="utf-8")  # the Z record twice
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row", "-q"]) == 1
+    assert f"{inputs} line 2: no record answers this row (--every-row)" in capsys.readouterr().err
+
+
+def test_under_inputs_an_error_row_must_report_its_rows_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Regression (stop 43's adversarial round 2): an error envelope standing for a valid row (beside that row's
+    result, or in its place) checked out: error rows were never compared with --inputs."""
+    from verifier.envelopes import envelope_text
+
+    evidence = [e.model_dump(mode="json") for e in EVIDENCE[:1]]
+    rows = [{"id": "a", "claim": "The launch is Tuesday.", "evidence": evidence}, {"id": "b", "claim": "  ", "evidence": evidence}]
+    inputs, records = _rows_file(tmp_path / "in.jsonl", rows), tmp_path / "records.jsonl"
+    result = verifier().verify_sync("The launch is Tuesday.", EVIDENCE[:1]).model_dump_json()
+    empty = {"field": "claim", "message": "claim is empty", "unit": "line"}
+    records.write_text(envelope_text("a", 1, result=result) + envelope_text("b", 2, error=empty), encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row", "-q"]) == 0
+    records.write_text(envelope_text("a", 1, result=result) + envelope_text("a", 1, error=empty) + envelope_text("b", 2, error=empty),
+                       encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"{records} line 2: an error row for line 1, but --inputs line 1 is no invalid row" in err
+    assert err[-1].endswith("; 2 error rows (skipped input rows) hold no result, 1 of them not the error its --inputs row has")
+    other = {**empty, "message": "claim must contain a visible character"}
+    records.write_text(envelope_text("a", 1, result=result) + envelope_text("b", 2, error=other), encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    assert f"{records} line 2: an error row for line 2 that is not the error --inputs line 2 has" in capsys.readouterr().err

@@ -40,10 +40,11 @@ class RowCursor(Generic[K]):
         return self._rows()
 
     def find(
-        self, wanted: K, where: Optional[Callable[["InputRow | InvalidRow"], bool]] = None
+        self, wanted: Optional[K], where: Optional[Callable[["InputRow | InvalidRow"], bool]] = None
     ) -> "Optional[InputRow | InvalidRow]":
         """The first row at or after the last one found whose key is ``wanted`` (and, with ``where``, that
-        ``where`` accepts), else the first before it; ``None``: none."""
+        ``where`` accepts), else the first before it; ``None``: none. ``wanted=None`` finds rows without a
+        key (invalid rows)."""
         if self._iterator is None:
             self._iterator, self._position = self._rows(), 0
         for item in self._iterator:

@@ -79,7 +79,9 @@ from ..types import (
     EntailmentPolicy,
     RefutationPolicy,
 )
+from ..envelopes import row_id
 from .audit_inputs import Rescorer, RowCursor, rescorer_for
+from .bulk import error_fingerprint, row_fingerprint
 from .check_records import Record, records
 from .common import SUMMARIES, _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
@@ -161,6 +163,8 @@ class _Tally:
     unanswered: str = ""
     #: Valid ``--inputs`` rows no record answers, under ``--every-row`` (each a problem).
     missing: int = 0
+    #: Error rows that do not report their ``--inputs`` row (each a problem).
+    wrong_errors: int = 0
 
     def problem(self, text: str) -> None:
         if self.reported < _MAX_REPORTED:
@@ -193,15 +197,11 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     truncated = audit.rescorer.scorer.truncated if audit.rescorer is not None else None
     row = None
     if audit.cursor is not None:
-        key = (result.claim_sha256, result.evidence_sha256)
-        # the row's as_of, not the record's, is what the decision was made at (the strict policy's validity rules)
-        row = audit.cursor.find(key, where=lambda item: isinstance(item, InputRow) and item.request.as_of == result.as_of)
-        if row is None and isinstance(audit.cursor.find(key), InputRow):
-            extra.append("its as_of is not the as_of of any row of --inputs with its claim and evidence")
-        elif isinstance(row, InputRow):
+        row, problem = _row_of(record, result, audit.cursor, audit.answered)
+        if isinstance(row, InputRow):
             evidence, complete = row.request.evidence, row.request.requires_complete_set
         else:
-            extra.append("no row of --inputs has this record's claim and evidence (its decision cannot be replayed)")
+            extra.append(problem)
         if result.schema_version < SCHEMA_VERSION:
             # verify writes schemas 3 and 4; an older one's procedure is not replayed (check_result's note), so with
             # its digests recomputed, a record relabelled so would pass on its score bounds alone
@@ -210,14 +210,11 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
                 f"(verify writes schema {SCHEMA_VERSION} or {STRICT_SCHEMA_VERSION}); only its digests and score bounds were checked"
             )
     report = check_result(result, config=config, evidence=evidence, requires_complete_set=complete, truncated=truncated)
-    if report.problems and audit.cursor is not None and isinstance(row, InputRow):
+    if report.problems and audit.cursor is not None and isinstance(row, InputRow) and record.line is None:
         # a result does not record requires_complete_set, so rows that differ only in it are told apart by
-        # the replay: a record out of input order (joined shards, Ray) may belong to the other one
-        other = audit.cursor.find(
-            (result.claim_sha256, result.evidence_sha256),
-            where=lambda item: isinstance(item, InputRow) and item.request.requires_complete_set != complete
-            and item.request.as_of == result.as_of,
-        )
+        # the replay: a bare record out of input order (joined shards) may belong to the other one
+        other, _ = _row_of(record, result, audit.cursor, audit.answered,
+                           also=lambda item: item.request.requires_complete_set != complete)
         if isinstance(other, InputRow):
             retry = check_result(
                 result, config=config, evidence=other.request.evidence,
@@ -236,7 +233,7 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
         else:
             mismatches = audit.rescorer.compare(report.replay.pairs)
             extra.extend(mismatches)
-            if not mismatches:  # the note says the scores were equal: only where they were
+            if not mismatches and report.replay.pairs:  # the note says the scores were equal: only where there were some
                 notes.append(audit.rescorer.describe())
     elif report.replay is not None:
         notes.append("scores not re-scored with the model (check --rescore --model-dir DIR proves them)")
@@ -249,6 +246,59 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     if extra or notes:
         report = replace(report, problems=report.problems + tuple(extra), notes=report.notes + tuple(notes))
     return result, report
+
+
+def _same_as_of(a: Any, b: Any) -> bool:
+    """The same ``as_of``: the same instant written with the same UTC offset (a result keeps the row's)."""
+    return bool(a == b and (a is None or a.utcoffset() == b.utcoffset()))
+
+
+def _row_of(
+    record: Record, result: ClaimVerification, cursor: RowCursor[tuple[str, str]], answered: set[int],
+    also: Optional[Any] = None,
+) -> "tuple[Optional[InputRow | InvalidRow], str]":
+    """The ``--inputs`` row ``record`` answers, else ``None`` and why, in words.
+
+    A row answers when its claim and evidence digests and its ``as_of`` are the record's, and, for an
+    envelope, its line and id are the envelope's (neither is covered by a digest or the signature, so a
+    result moved to another envelope is found here). A bare record takes a row no record took before, when
+    there is one (rows may repeat). ``also``: one more condition on the row.
+    """
+    key = (result.claim_sha256, result.evidence_sha256)
+
+    def answers(item: "InputRow | InvalidRow") -> bool:
+        return (isinstance(item, InputRow) and _same_as_of(item.request.as_of, result.as_of)
+                and (also is None or bool(also(item))))
+
+    if record.line is not None or record.id is not None:
+        found = cursor.find(key, where=lambda item: answers(item) and (record.line is None or item.line == record.line)
+                            and (record.id is None or row_id(item) == record.id))
+        if found is None:
+            named = " and ".join(part for part in (f"line {record.line}" if record.line is not None else "",
+                                                   f"id {record.id!r}" if record.id is not None else "") if part)
+            return None, (f"its envelope names {named}, which is no row of --inputs with its claim, evidence and as_of "
+                          "(a result moved to another envelope, or a stale one)")
+        return found, ""
+    found = cursor.find(key, where=lambda item: answers(item) and item.line not in answered) or cursor.find(key, where=answers)
+    if found is None and cursor.find(key) is not None:
+        return None, "its as_of is not the as_of of any row of --inputs with its claim and evidence"
+    if found is None:
+        return None, ("no row of --inputs has this record's claim and evidence (its decision cannot be replayed; a row "
+                      "invalid under the input limits or options given here is no row: give check those verify had)")
+    return found, ""
+
+
+def _check_error_row(record: Record, audit: _Audit) -> Optional[str]:
+    """With ``--inputs``: why an error row does not report its input row (``None``: it does)."""
+    if audit.cursor is None or record.error is None or record.line is None:
+        return None
+    line = record.line
+    invalid = audit.cursor.find(None, where=lambda item: isinstance(item, InvalidRow) and item.line == line)
+    if invalid is None:
+        return f"an error row for line {line}, but --inputs line {line} is no invalid row"
+    if row_fingerprint(invalid) != error_fingerprint(line, record.error) or (record.id is not None and row_id(invalid) != record.id):
+        return f"an error row for line {line} that is not the error --inputs line {line} has"
+    return None
 
 
 def _prepare_audit(args: argparse.Namespace, options: dict[str, Any]) -> _Audit:
@@ -320,6 +370,10 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         tally.envelopes += item.envelope
         if item.result is None:
             tally.errors += 1
+            wrong = _check_error_row(item, audit)
+            if wrong is not None:
+                tally.wrong_errors += 1
+                tally.problem(f"{item.where}: {wrong}")
             continue
         try:
             result, report = _check(item, options, audit)
@@ -369,11 +423,14 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         if audit.public_key is not None:
             summary += f"; {audit.signatures_verified} signature{'s' if audit.signatures_verified != 1 else ''} verified with {args.public_key}"
         if tally.errors:
-            summary += f"; {tally.errors} error row{'s' if tally.errors != 1 else ''} (skipped input rows) hold no result"
+            summary += (f"; {tally.errors} error row{'s' if tally.errors != 1 else ''} (skipped input rows) "
+                        f"hold{'s' if tally.errors == 1 else ''} no result")
+            if tally.wrong_errors:
+                summary += f", {tally.wrong_errors} of them not the error its --inputs row has"
         if tally.missing:
             summary += f"; {tally.missing} row{'s' if tally.missing != 1 else ''} of {args.inputs} without a record"
         err(summary)
-    return EXIT_FAILURE if tally.bad or tally.missing else EXIT_OK
+    return EXIT_FAILURE if tally.bad or tally.missing or tally.wrong_errors else EXIT_OK
 
 
 def _rows_without_a_record(args: argparse.Namespace, audit: _Audit, tally: _Tally) -> None:

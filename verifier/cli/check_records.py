@@ -31,6 +31,11 @@ class Record:
     where: str
     result: Union[str, dict[str, Any], None]
     envelope: bool
+    #: an envelope's ``id`` and input ``line`` (``None``: a bare result, or not given)
+    id: Optional[str] = None
+    line: Optional[int] = None
+    #: an error row's error object
+    error: Optional[dict[str, Any]] = None
 
 
 def _files(source: str) -> list[Path]:
@@ -74,12 +79,12 @@ def _unwrap(value: Any, where: str, text: Optional[str]) -> Record:
             error = _decode(error)
         if not isinstance(error, dict):
             raise ValueError("not an envelope of verify: its error is not an object")
-        return Record(where, None, True)
+        return Record(where, None, True, value.get("id"), value.get("line"), error)
     if isinstance(result, str):  # a Ray row: the result as JSON text, exactly model_dump_json()
-        return Record(where, result, True)
+        return Record(where, result, True, value.get("id"), value.get("line"))
     if not isinstance(result, dict):
         raise ValueError("not an envelope of verify: its result is not a result record")
-    return Record(where, result, True)
+    return Record(where, result, True, value.get("id"), value.get("line"))
 
 
 def records(source: str, limit: int) -> Iterator["Record | ValueError"]:
