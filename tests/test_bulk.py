@@ -253,6 +253,8 @@ class TestResumeTrust:
             ("SPACED", "line 5 (id 'r7') was edited: it is not the line verify writes for that result"),
             # regression (stop 43's adversarial run): relabelled schema 2 and sealed by its formula, a line was kept
             ("LEGACY", "line 5 (id 'r7') holds a schema 2 result, which verify does not write"),
+            # regression (stop 43's adversarial round 2): an edited resolved_revision (no digest covers it) was kept
+            ("REVISION", "line 5 (id 'r7') names resolved_revision 'ffffffffffffffffffffffffffffffffffffffff', but this run's model is at"),
         ],
     )
     def test_bogus_done_rows_are_refused(
@@ -268,6 +270,9 @@ class TestResumeTrust:
             bogus = lines[7][:-2] + ', "id": "r1"}\n'
         elif bogus == "SPACED":
             bogus = lines[7].replace('"line": 8', '"line":  8')
+        elif bogus == "REVISION":
+            genuine["result"]["resolved_revision"] = "f" * 40
+            bogus = json.dumps(genuine) + "\n"
         elif bogus == "LEGACY":
             from test_check import _legacy
 

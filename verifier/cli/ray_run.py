@@ -225,6 +225,7 @@ class _Resume:
         self.done, keep = read_done(
             output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)), source=source,
             truncated=lazy.truncated,
+            resolved_revision=self.setup.manifest.resolved_revision if self.setup.manifest is not None else None,
         )
         self.appender.truncate(keep)
         self.todo = len(ids) - len(self.done)

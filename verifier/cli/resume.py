@@ -170,6 +170,7 @@ class _Done:
     ) -> None:
         self.path, self.config, self.digest, self.find, self.source = path, config, configuration_sha256, find, source
         self.public_key, self.truncated = public_key, truncated
+        self.resolved_revision: Optional[str] = None
         self.advice = "remove that line (and any other stale one) from the output, or write to a new -o"
 
     def refuse(self, number: int, what: str, key: Optional[str] = None) -> UsageError:
@@ -229,6 +230,9 @@ class _Done:
             report = check_result(record, config=self.config)
         if not report.ok:
             raise self.refuse(number, f"holds a result that does not check out: {report.problems[0]}", key)
+        if record.resolved_revision is not None and record.resolved_revision != self.resolved_revision:
+            raise self.refuse(number, f"names resolved_revision {record.resolved_revision!r}, but this run's model is at "
+                                      f"{self.resolved_revision!r}", key)
         if self.public_key is not None:  # this run signs: a kept line must be signed by its key, as the run would sign it
             problems = self.public_key.problems(record)
             if problems:
@@ -278,6 +282,7 @@ def read_done(
     option: str = "-o",
     public_key: Optional[PublicKey] = None,
     truncated: Optional[Callable[[list[tuple[str, str]]], Sequence[bool]]] = None,
+    resolved_revision: Optional[str] = None,
 ) -> "tuple[DigestSet, int]":
     """What an earlier ``--resume`` run wrote to ``path``, verified: the ids done and the byte length to keep.
 
@@ -288,6 +293,8 @@ def read_done(
     ``truncated``: for the strict policy, which pairs the model sees cut (the run's
     scorer's ``truncated``), so that a kept line's ``truncated_pair`` rulings are
     decided, not taken from the line (a forged line that dropped one was kept).
+    ``resolved_revision``: the run's model's (its manifest's); a kept line that names
+    another commit is refused (no digest covers it: an edited one was kept).
     A missing or empty file is nothing done; a last line without its newline is
     a torn write and is not counted (the caller truncates the file).
 
@@ -298,6 +305,7 @@ def read_done(
         Failure: the file cannot be read.
     """
     checker = _Done(path, config, configuration_sha256, find, source, public_key, truncated)
+    checker.resolved_revision = resolved_revision
     digests = bytearray()
     keep = unknown = 0
     for number, raw in _lines(path, option):

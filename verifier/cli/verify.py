@@ -361,6 +361,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
                 output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)),
                 source=f"{source}{f' (shard {shard})' if shard.count > 1 else ''}",
                 public_key=signing_key(setup.runtime), truncated=lazy.truncated,
+                resolved_revision=setup.manifest.resolved_revision if setup.manifest is not None else None,
             )
             appender.truncate(keep)
             say_on_interrupt(stack, lambda: kept(output, len(done) + appender.lines))
