@@ -55,7 +55,7 @@ from .audit_inputs import RowCursor
 from .errors import Failure, UsageError
 from .inputs import InputRow, InvalidRow
 
-__all__ = ["AppendFile", "find_row", "read_done", "signing_key"]
+__all__ = ["AppendFile", "LazyVerifier", "find_row", "kept", "read_done", "signing_key"]
 
 #: Finds the current input row with an id (a fresh read of the input; used only to word a refusal).
 RowFinder = Callable[[str], "Optional[InputRow | InvalidRow]"]
@@ -167,10 +167,10 @@ class _Done:
         self, path: Path, config: ClaimVerificationConfig, configuration_sha256: str, find: RowFinder, source: str,
         public_key: Optional[PublicKey] = None,
         truncated: Optional[Callable[[list[tuple[str, str]]], Sequence[bool]]] = None,
+        resolved_revision: Optional[str] = None,
     ) -> None:
         self.path, self.config, self.digest, self.find, self.source = path, config, configuration_sha256, find, source
-        self.public_key, self.truncated = public_key, truncated
-        self.resolved_revision: Optional[str] = None
+        self.public_key, self.truncated, self.resolved_revision = public_key, truncated, resolved_revision
         self.advice = "remove that line (and any other stale one) from the output, or write to a new -o"
 
     def refuse(self, number: int, what: str, key: Optional[str] = None) -> UsageError:
@@ -304,8 +304,7 @@ def read_done(
             module docstring), an id that is not in the input, or an id twice.
         Failure: the file cannot be read.
     """
-    checker = _Done(path, config, configuration_sha256, find, source, public_key, truncated)
-    checker.resolved_revision = resolved_revision
+    checker = _Done(path, config, configuration_sha256, find, source, public_key, truncated, resolved_revision)
     digests = bytearray()
     keep = unknown = 0
     for number, raw in _lines(path, option):
