@@ -583,9 +583,40 @@ def test_under_inputs_an_error_row_must_report_its_rows_error(capsys: pytest.Cap
                        encoding="utf-8")
     assert cli.main(["check", str(records), "--inputs", str(inputs)]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert f"{records} line 2: an error row for line 1, but --inputs line 1 is no invalid row" in err
+    assert f"{records} line 2: an error row for line 1, but --inputs has no invalid row there" in err
     assert err[-1].endswith("; 2 error rows (skipped input rows) hold no result, 1 of them not the error its --inputs row has")
     other = {**empty, "message": "claim must contain a visible character"}
     records.write_text(envelope_text("a", 1, result=result) + envelope_text("b", 2, error=other), encoding="utf-8")
     assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
     assert f"{records} line 2: an error row for line 2 that is not the error --inputs line 2 has" in capsys.readouterr().err
+
+
+def test_under_inputs_error_rows_without_a_line_and_second_records_are_problems(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Regression (stop 43's adversarial round 3): an error row without "line" (Ray's form) or with an extra key
+    in its error was never compared with --inputs, and a record repeated (an envelope or a bare line) checked out."""
+    from verifier.envelopes import envelope_text
+
+    evidence = [e.model_dump(mode="json") for e in EVIDENCE[:1]]
+    rows = [{"id": "a", "claim": "The launch is Tuesday.", "evidence": evidence}, {"id": "b", "claim": "  ", "evidence": evidence}]
+    inputs, records = _rows_file(tmp_path / "in.jsonl", rows), tmp_path / "records.jsonl"
+    result = verifier().verify_sync("The launch is Tuesday.", EVIDENCE[:1]).model_dump_json()
+    empty = {"field": "claim", "message": "claim is empty"}
+    ray_error = json.dumps({"id": "b", "result": None, "error": json.dumps({**empty, "unit": "row"})}) + "\n"
+    records.write_text(envelope_text("a", 1, result=result) + ray_error, encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "--every-row", "-q"]) == 0  # Ray's own form
+    forged = json.dumps({"id": "a", "error": {**empty, "unit": "line"}}) + "\n"  # no line, and row "a" is valid
+    extra_key = json.dumps({"id": "b", "line": 2, "error": {**empty, "unit": "line", "note": "x"}}) + "\n"
+    records.write_text(envelope_text("a", 1, result=result) + forged + extra_key, encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"{records} line 2: an error row for id 'a', but --inputs has no invalid row there" in err
+    assert f"{records} line 3: an error row whose error is not one verify writes (exactly field, message and unit)" in err
+    twice = envelope_text("a", 1, result=result)
+    records.write_text(twice + twice, encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    assert f"{records} line 2: a second record for --inputs line 1 (verify writes one per row)" in capsys.readouterr().err
+    records.write_text(result + "\n" + result + "\n", encoding="utf-8")  # bare
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    assert f"{records} line 2: a second record for --inputs line 1 (verify writes one per row)" in capsys.readouterr().err

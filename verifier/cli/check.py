@@ -183,6 +183,8 @@ class _Audit:
     signatures_verified: int = 0
     #: Lines of the ``--inputs`` rows a record was matched to (a row without a record is named at the end).
     answered: set[int] = field(default_factory=set)
+    #: Lines of the invalid ``--inputs`` rows an error row reported.
+    answered_errors: set[int] = field(default_factory=set)
 
 
 def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[ClaimVerification, CheckReport]:
@@ -198,10 +200,10 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     row = None
     if audit.cursor is not None:
         row, problem = _row_of(record, result, audit.cursor, audit.answered)
+        if problem:
+            extra.append(problem)
         if isinstance(row, InputRow):
             evidence, complete = row.request.evidence, row.request.requires_complete_set
-        else:
-            extra.append(problem)
         if result.schema_version < SCHEMA_VERSION:
             # verify writes schemas 3 and 4; an older one's procedure is not replayed (check_result's note), so with
             # its digests recomputed, a record relabelled so would pass on its score bounds alone
@@ -278,26 +280,46 @@ def _row_of(
                                                    f"id {record.id!r}" if record.id is not None else "") if part)
             return None, (f"its envelope names {named}, which is no row of --inputs with its claim, evidence and as_of "
                           "(a result moved to another envelope, or a stale one)")
-        return found, ""
+        return found, _second(found, answered)
     found = cursor.find(key, where=lambda item: answers(item) and item.line not in answered) or cursor.find(key, where=answers)
-    if found is None and cursor.find(key) is not None:
+    if found is not None:
+        return found, _second(found, answered)
+    if cursor.find(key) is not None:
         return None, "its as_of is not the as_of of any row of --inputs with its claim and evidence"
-    if found is None:
-        return None, ("no row of --inputs has this record's claim and evidence (its decision cannot be replayed; a row "
-                      "invalid under the input limits or options given here is no row: give check those verify had)")
-    return found, ""
+    return None, ("no row of --inputs has this record's claim and evidence (its decision cannot be replayed; a row "
+                  "invalid under the input limits or options given here is no row: give check those verify had)")
+
+
+def _second(row: "InputRow | InvalidRow", answered: set[int]) -> str:
+    """Why ``row`` cannot take another record ("" when no record took it yet)."""
+    return f"a second record for --inputs line {row.line} (verify writes one per row)" if row.line in answered else ""
 
 
 def _check_error_row(record: Record, audit: _Audit) -> Optional[str]:
-    """With ``--inputs``: why an error row does not report its input row (``None``: it does)."""
-    if audit.cursor is None or record.error is None or record.line is None:
+    """With ``--inputs``: why an error row does not report an invalid row of it (``None``: it does).
+
+    It must name the row (its ``line``, else its ``id``: a Ray row), hold exactly the error object
+    verify writes, and be that row's only error row.
+    """
+    error = record.error
+    if audit.cursor is None or error is None:
         return None
-    line = record.line
-    invalid = audit.cursor.find(None, where=lambda item: isinstance(item, InvalidRow) and item.line == line)
-    if invalid is None:
-        return f"an error row for line {line}, but --inputs line {line} is no invalid row"
-    if row_fingerprint(invalid) != error_fingerprint(line, record.error) or (record.id is not None and row_id(invalid) != record.id):
-        return f"an error row for line {line} that is not the error --inputs line {line} has"
+    if set(error) != {"field", "message", "unit"}:
+        return "an error row whose error is not one verify writes (exactly field, message and unit)"
+    if record.line is None and record.id is None:
+        return "an error row that names neither a line nor an id, so no row of --inputs is the one it reports"
+    named = f"line {record.line}" if record.line is not None else f"id {record.id!r}"
+    invalid = audit.cursor.find(None, where=lambda item: isinstance(item, InvalidRow)
+                                and (record.line is None or item.line == record.line)
+                                and (record.id is None or row_id(item) == record.id))
+    if not isinstance(invalid, InvalidRow):
+        return f"an error row for {named}, but --inputs has no invalid row there"
+    unit = invalid.unit if record.line is not None else "row"  # a Ray row says "row" (docs/bulk.md)
+    if (error["field"], error["message"], error["unit"]) != (invalid.field, invalid.message, unit):
+        return f"an error row for {named} that is not the error --inputs line {invalid.line} has"
+    if invalid.line in audit.answered_errors:
+        return f"a second error row for --inputs line {invalid.line} (verify writes one per row)"
+    audit.answered_errors.add(invalid.line)
     return None
 
 
