@@ -323,8 +323,9 @@ def _check_error_row(record: Record, audit: _Audit) -> Optional[str]:
     return None
 
 
-def _prepare_audit(args: argparse.Namespace, options: dict[str, Any]) -> _Audit:
-    """The input cursor, rescorer and public key the options ask for.
+def _prepare_audit(args: argparse.Namespace, read_config: ClaimVerificationConfig) -> _Audit:
+    """The input cursor (its rows read under ``read_config``, the decision options), rescorer and public key
+    the options ask for.
 
     Raises:
         UsageError: an option without what it needs, or a file that cannot be read.
@@ -349,10 +350,6 @@ def _prepare_audit(args: argparse.Namespace, options: dict[str, Any]) -> _Audit:
     if args.inputs is not None:
         if args.inputs == "-" or not os.path.isfile(args.inputs):
             raise UsageError(f"error: --inputs {args.inputs} must be a regular file (it may be read more than once)")
-        try:
-            read_config = ClaimVerificationConfig(**options)
-        except ValueError as exc:
-            raise UsageError(f"error: the decision options do not form a configuration: {exc}") from None
         limits = InputLimits(**{name: getattr(args, option) for name, option in _LIMIT_OPTIONS.items()
                                 if getattr(args, option, None) is not None})
         path, whole = args.inputs, is_whole_file(args.inputs)
@@ -378,11 +375,11 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     limit = args.max_line_bytes if args.max_line_bytes is not None else InputLimits().max_request_bytes
     options = {name: getattr(args, name) for name in _DECISION if getattr(args, name, None) is not None}
     try:  # options no record could form a configuration with are a usage error, said once (not once a record)
-        ClaimVerificationConfig(**options)
+        read_config = ClaimVerificationConfig(**options)
     except ValidationError as exc:
         where, message, _ = describe_validation_error(exc)
         raise UsageError(f"error: the decision options do not form a configuration: {'field ' + where + ': ' if where else ''}{message}") from None
-    audit = _prepare_audit(args, options)
+    audit = _prepare_audit(args, read_config)
     tally = _Tally()
     invalid: list[str] = []
     for item in records(args.results, limit):

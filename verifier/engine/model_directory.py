@@ -75,7 +75,6 @@ OUTPUT_LABELS: tuple[str, str, str] = ("entailment", "contradiction", "neutral")
 def create_hint(expected_model: Optional[str], expected_revision: Optional[str], model_dir: Path) -> str:
     """How to create a model directory, for 'missing' errors."""
     from ..messages import SMOKE_DIR, export_command
-
     from ..options import default_model_dir
     from ..types import DEFAULT_MODEL, DEFAULT_REVISION
 
