@@ -67,7 +67,10 @@ def say_on_interrupt(stack: contextlib.ExitStack, what: Callable[[], str]) -> No
 
     def hook(kind: Any, exc: Any, traceback: Any) -> bool:
         if kind is not None and issubclass(kind, (KeyboardInterrupt, Terminated)):
-            err(what())
+            try:
+                err(what())
+            except Exception:  # pragma: no cover - a note never replaces the interruption
+                pass
         return False
 
     stack.push(hook)

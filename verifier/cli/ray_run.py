@@ -252,7 +252,7 @@ class _Resume:
             raise Failure(f"error: the Ray job returned {len(self.seen)} of the {self.todo} rows left; {self.left()}")
 
     def left(self) -> str:
-        return kept(self.output, len(self.done) + len(self.seen))
+        return kept(self.output, len(self.done) + self.appender.lines())
 
 
 def _connect(ray: Any, args: argparse.Namespace) -> None:

@@ -110,8 +110,8 @@ class AppendFile:
                 f"wait for that run to finish (then resume), or write to another {option}"
             ) from None
         self.handle: IO[bytes] = os.fdopen(fd, "ab")
-        #: Lines this run appended.
-        self.lines = 0
+        #: Byte offset where this run's lines begin (what :meth:`truncate` kept).
+        self.start = 0
 
     def truncate(self, keep: int) -> None:
         """Drop everything after the first ``keep`` bytes (a torn last line)."""
@@ -119,6 +119,7 @@ class AppendFile:
             self.handle.truncate(keep)
         except OSError as exc:
             raise Failure(f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}") from exc
+        self.start = keep
 
     def write_chunk(self, text: str) -> None:
         """Append ``text`` (whole lines) with one write, then flush and fsync."""
@@ -130,7 +131,17 @@ class AppendFile:
             os.fsync(self.handle.fileno())
         except OSError as exc:
             raise Failure(f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}") from exc
-        self.lines += text.count("\n")
+
+    def lines(self) -> int:
+        """Lines this run appended, counted in the file (exact even when Ctrl-C came mid-chunk: a
+        counter updated after each write could miss the chunk the interrupt cut short of it)."""
+        self.handle.flush()
+        count = 0
+        with open(self.path, "rb") as handle:
+            handle.seek(self.start)
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                count += block.count(b"\n")
+        return count
 
     def close(self) -> None:
         """Close the file, which releases its lock (what was written stays)."""
