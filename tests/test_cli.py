@@ -881,9 +881,9 @@ def test_e2e_info(tiny_model_dir: Path) -> None:
 
 def test_e2e_cli_is_torch_free(tiny_model_dir: Path) -> None:
     code = (
-        "import sys, runpy\n"
-        f"sys.argv = ['verifier', 'verify', {str(CLAIMS)!r}, '--model-dir', {str(tiny_model_dir)!r}, '-q']\n"
-        "try:\n    runpy.run_module('verifier', run_name='__main__')\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "import sys\n"
+        "from verifier.cli import main\n"  # in-process: `python -m verifier` ends without returning (exit_process)
+        f"assert main(['verify', {str(CLAIMS)!r}, '--model-dir', {str(tiny_model_dir)!r}, '-q']) == 0\n"
         "bad = sorted(m for m in ('torch', 'transformers', 'optimum') if m in sys.modules)\n"
         "assert not bad, bad\n"
     )
@@ -897,9 +897,9 @@ def test_a_verify_run_imports_no_other_subcommand_and_no_strict_policy(tiny_mode
     """A real ``verify`` run loads only the verify and info command modules and, under the reference
     policies, none of the strict policy's (their import is ~0.1 s of a one-off: docs/performance.md)."""
     code = (
-        "import json, sys, runpy\n"
-        f"sys.argv = ['verifier', 'verify', {str(CLAIMS)!r}, '--model-dir', {str(tiny_model_dir)!r}, '-q']\n"
-        "try:\n    runpy.run_module('verifier', run_name='__main__')\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "import json, sys\n"
+        "from verifier.cli import main\n"  # in-process: `python -m verifier` ends without returning (exit_process)
+        f"assert main(['verify', {str(CLAIMS)!r}, '--model-dir', {str(tiny_model_dir)!r}, '-q']) == 0\n"
         "from verifier.cli import SUBCOMMANDS\n"
         "commands = sorted(n for n in SUBCOMMANDS if 'verifier.cli.' + n in sys.modules)\n"
         "strict = sorted(m for m in sys.modules if m.startswith('verifier.decision.strict'))\n"

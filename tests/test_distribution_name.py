@@ -32,7 +32,7 @@ def test_pyproject_names_the_distribution_and_its_scripts() -> None:
     assert re.findall(r'^name = "([^"]+)"$', text, re.MULTILINE) == [DISTRIBUTION] == ["onnx-claim-verifier"]
     scripts = text.split("[project.scripts]\n", 1)[1].split("\n\n", 1)[0]
     assert scripts.splitlines() == [
-        'onnx-claim-verifier = "verifier.__main__:main"',
+        'onnx-claim-verifier = "verifier.__main__:console_main"',
         'onnx-claim-verifier-export = "verifier_export.__main__:main"',
     ]
 
