@@ -7,6 +7,9 @@ of :class:`verifier.ClaimVerifier` itself.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import re
 import threading
 from pathlib import Path
@@ -93,8 +96,33 @@ class TestFromModelDir:
     def test_a_manifest_that_is_a_directory(self, tmp_path: Path) -> None:
         """Regression: manifest.json being a directory raised IsADirectoryError."""
         (tmp_path / MANIFEST_NAME).mkdir()
-        with pytest.raises(ClaimVerificationError, match=re.escape(f"{tmp_path / MANIFEST_NAME} is not a file")):
+        with pytest.raises(ClaimVerificationError, match=re.escape(f"{tmp_path / MANIFEST_NAME} is a directory, not a regular file")):
             ClaimVerifier.from_model_dir(tmp_path)
+
+    def test_a_manifest_that_is_a_fifo(self, tmp_path: Path) -> None:
+        """Regression: a FIFO named manifest.json was reported as a missing manifest by the CLI
+        ("has no manifest.json; create it once with ..."), and the scorer called it an invalid one."""
+        from verifier import OnnxScorer
+        from verifier.cli import main
+
+        os.mkfifo(tmp_path / MANIFEST_NAME)
+        expected = f"{tmp_path / MANIFEST_NAME} is a FIFO, not a regular file; re-export the"
+        with pytest.raises(ClaimVerificationError, match=re.escape(expected)):
+            ClaimVerifier.from_model_dir(tmp_path)
+        with pytest.raises(ClaimVerificationError, match=re.escape(expected)):
+            OnnxScorer(tmp_path).load()
+        commands = [["info"], ["verify", "--claim", "a", "--evidence", "b"]]
+        try:
+            import uvicorn  # noqa: F401  # serve reads the manifest only with the server extra installed
+        except ImportError:
+            pass
+        else:
+            commands.append(["serve", "--port", "0"])
+        for argv in commands:
+            errors = io.StringIO()
+            with contextlib.redirect_stderr(errors):
+                assert main([*argv, "--model-dir", str(tmp_path)]) == 1, argv
+            assert errors.getvalue() == f"error: {expected} model directory\n", argv
 
 
 class TestStrictValues:

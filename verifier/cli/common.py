@@ -36,6 +36,7 @@ verifier factory.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
 from pydantic import ValidationError
 
 from ..argtypes import float_range, int_range
-from ..engine.manifest import MANIFEST_NAME, Manifest, read_manifest
+from ..engine.manifest import MANIFEST_NAME, Manifest, kind_of, read_manifest
 from ..engine.identity import where
 from ..messages import SMOKE_DIR, export_command, install_hint
 from ..options import (
@@ -195,8 +196,11 @@ def missing_model_message(model_dir: Path) -> str:
 
 def load_manifest(model_dir: Path) -> Optional[Manifest]:
     """The directory's manifest, ``None`` when there is none; raises :class:`Failure` when it is unreadable."""
-    if not (model_dir / MANIFEST_NAME).is_file():
+    path = model_dir / MANIFEST_NAME
+    if not os.path.lexists(path):
         return None
+    if not path.is_file():
+        raise Failure(f"error: {where(path)} is {kind_of(path)}, not a regular file; re-export the model directory")
     try:
         return read_manifest(model_dir)
     except (OSError, ValueError) as exc:

@@ -34,7 +34,7 @@ from typing import Optional
 
 from pydantic import ValidationError
 
-from .manifest import MANIFEST_NAME, Manifest, manifest_bytes, parse_manifest
+from .manifest import MANIFEST_NAME, Manifest, kind_of, manifest_bytes, parse_manifest
 from ..messages import describe_validation_error
 from ..options import RuntimeOptions, describe_lookup
 from ..types import ClaimVerificationConfig, ClaimVerificationError
@@ -66,7 +66,7 @@ def read_manifest_if_present(model_dir: Path) -> Optional[Manifest]:
     if not os.path.lexists(path):
         return None
     if not path.is_file():
-        raise ClaimVerificationError(f"{where(path)} is not a file")
+        raise ClaimVerificationError(f"{where(path)} is {kind_of(path)}, not a regular file; re-export the model directory")
     try:
         return parse_manifest(manifest_bytes(model_dir))
     except ValidationError as exc:

@@ -38,6 +38,7 @@ __all__ = [
     "sha256_file",
     "check_file_name",
     "resolve_inside",
+    "kind_of",
     "manifest_bytes",
     "parse_manifest",
     "read_manifest",
@@ -256,6 +257,21 @@ def sha256_file(path: Path, *, chunk_size: int = 1 << 20) -> str:
 #: Flags to open a model directory's file for reading: never blocking, so a FIFO put where a file
 #: belongs is refused at once (``fstat``: not a regular file) instead of waiting for a writer forever.
 READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def kind_of(path: "str | os.PathLike[str]") -> str:
+    """What ``path`` is, in words for a message ("a FIFO", "a directory", "a broken symbolic link", ...)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a broken symbolic link" if os.path.islink(path) else "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    for test, words in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):  # fmt: skip
+        if test(mode):
+            return words
+    return "not a regular file"
 
 
 def read_regular(path: "str | os.PathLike[str]") -> bytes:

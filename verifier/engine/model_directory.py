@@ -54,6 +54,7 @@ from .manifest import (
     Manifest,
     ParityReport,
     VariantRecord,
+    kind_of,
     manifest_bytes,
     parse_manifest,
     resolve_inside,
@@ -186,10 +187,14 @@ class ModelDirectory:
             what = "is not a directory" if model_dir.exists() else "does not exist"
             raise ClaimVerificationError(f"model directory {model_dir} {what}; {hint}")
         manifest_path = model_dir / MANIFEST_NAME
-        if not manifest_path.is_file():
+        if not os.path.lexists(manifest_path):
             raise ClaimVerificationError(
                 f"model directory {model_dir} has no {MANIFEST_NAME} (not an export, or the export "
                 f"did not pass its parity gate); {hint}"
+            )
+        if not manifest_path.is_file():
+            raise ClaimVerificationError(
+                f"{manifest_path} is {kind_of(manifest_path)}, not a regular file; re-export the directory"
             )
         try:
             resolve_inside(model_dir, MANIFEST_NAME)
