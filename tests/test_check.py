@@ -341,6 +341,14 @@ def test_check_reads_every_format_verify_writes(
     (tmp_path / "array.json").write_text(json.dumps(envelopes, indent=1), encoding="utf-8")
     for given in (ray_dir, tmp_path / "array.json"):
         assert cli.main(["check", str(given), "-q"]) == 0, given
+    # Entries of the directory that are not read are named in a note (they were skipped without a word).
+    (ray_dir / "_SUCCESS").write_text("", encoding="utf-8")
+    (ray_dir / ".part-1.json").write_text("not a record\n", encoding="utf-8")
+    (ray_dir / "nested").mkdir()
+    capsys.readouterr()
+    assert cli.main(["check", str(ray_dir)]) == 0
+    assert (f"note: {ray_dir}: 3 entries not read (a name starting with . or _, or not a regular file): "
+            ".part-1.json, _SUCCESS, nested") in capsys.readouterr().err.splitlines()
     # An edited status inside an envelope is found, and named by its line.
     edited = [dict(e) for e in envelopes]
     edited[0]["result"] = {**edited[0]["result"], "status": "refuted"}

@@ -82,7 +82,7 @@ from ..types import (
 from ..envelopes import row_id
 from .audit_inputs import Rescorer, RowCursor, rescorer_for
 from .bulk import error_fingerprint, row_fingerprint
-from .check_records import Record, records
+from .check_records import Record, records, unread_entries
 from .common import SUMMARIES, _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
 from .inputs import is_whole_file, iter_input
@@ -165,6 +165,8 @@ class _Tally:
     missing: int = 0
     #: Error rows that do not report their ``--inputs`` row (each a problem).
     wrong_errors: int = 0
+    #: The entries of a results directory that are not read, in words (``""``: none).
+    unread: str = ""
 
     def problem(self, text: str) -> None:
         if self.reported < _MAX_REPORTED:
@@ -381,6 +383,11 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         raise UsageError(f"error: the decision options do not form a configuration: {'field ' + where + ': ' if where else ''}{message}") from None
     audit = _prepare_audit(args, read_config)
     tally = _Tally()
+    unread = unread_entries(args.results)
+    if unread:
+        shown = ", ".join(unread[:3]) + (", ..." if len(unread) > 3 else "")
+        tally.unread = (f"{args.results}: {len(unread)} entr{'ies' if len(unread) != 1 else 'y'} not read (a name starting "
+                        f"with . or _, or not a regular file): {shown}")
     invalid: list[str] = []
     for item in records(args.results, limit):
         if isinstance(item, ValueError):
@@ -478,3 +485,5 @@ def _notes(tally: _Tally) -> None:
         err(f"note: {tally.envelopes} envelope{'s' if tally.envelopes != 1 else ''}: the id and line beside a result are covered by no digest")
     if tally.unanswered:
         err(f"note: {tally.unanswered}")
+    if tally.unread:
+        err(f"note: {tally.unread}")

@@ -19,7 +19,7 @@ from ..strictjson import loads as strict_loads
 from .errors import UsageError
 from .inputs import open_lines
 
-__all__ = ["Record", "records"]
+__all__ = ["Record", "records", "unread_entries"]
 
 _ENVELOPE_KEYS = {"id", "line", "result", "error"}
 
@@ -38,11 +38,23 @@ class Record:
     error: Optional[dict[str, Any]] = None
 
 
+def _read(source: str, name: str) -> bool:
+    """Whether entry ``name`` of directory ``source`` is one of its record files (a regular file whose
+    name does not start with ``.`` or ``_``, which mark hidden and bookkeeping files)."""
+    return not name.startswith((".", "_")) and os.path.isfile(os.path.join(source, name))
+
+
 def _files(source: str) -> list[Path]:
     if source != "-" and os.path.isdir(source):
-        names = sorted(name for name in os.listdir(source) if not name.startswith((".", "_")))
-        return [Path(source) / name for name in names if os.path.isfile(os.path.join(source, name))]
+        return [Path(source) / name for name in sorted(os.listdir(source)) if _read(source, name)]
     return [Path(source)]
+
+
+def unread_entries(source: str) -> list[str]:
+    """The names in directory ``source`` that :func:`records` does not read (sorted; empty for a file)."""
+    if source == "-" or not os.path.isdir(source):
+        return []
+    return sorted(name for name in os.listdir(source) if not _read(source, name))
 
 
 def _decode(text: str) -> Any:
