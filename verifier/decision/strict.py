@@ -33,26 +33,11 @@ from .guards import (
 )
 from .guards import concrete_values as reference_values
 from .guards import values_conflict as reference_values_conflict
-from .strict_frames import (
-    Finding,
-    has_correction_cue,
-    introduces,
-    is_framing_line,
-    mode_cue,
-    points_back,
-    points_forward,
-    support_targets,
-)
+from .strict_frames import (Finding, has_correction_cue, introduces, is_framing_line, mode_cue, points_back, points_forward,
+                            support_targets)
 from .strict_reach import conflict_carrier, strict_exact_negation, truncation_matters
-from .strict_scope import (
-    SPEECH_ACT,
-    Sentence,
-    negated_claim_unsupported,
-    negation_problem,
-    negation_unrelated,
-    sentences,
-    speech_act_problem,
-)
+from .strict_scope import (SPEECH_ACT, Sentence, negated_claim_unsupported, negation_problem, negation_unrelated, sentences,
+                           speech_act_problem)
 from .strict_text import (
     claim_cue,
     claim_modes,
@@ -63,6 +48,7 @@ from .strict_text import (
     modes_compatible,
     normalise,
     polarity_clauses,
+    reading_claim,
     stems,
     strict_modes,
     strict_tokens,
@@ -456,6 +442,13 @@ def decide(
         ClaimVerificationError: ``truncated`` failed or returned something other than one
             boolean per pair.
     """
+    with reading_claim(claim):  # quotes are read for this claim's person (docs/policy.md, "Normalisation")
+        return _decide(claim, evidence, entailment, refutation, supports, refutations, dropped, as_of, truncated)
+
+
+def _decide(claim: str, evidence: Sequence[ClaimEvidence], entailment: bool, refutation: bool, supports: Sequence[Support],
+            refutations: Sequence[Refutation], dropped: Sequence[Dropped], as_of: Optional[datetime],
+            truncated: Optional[TruncationQuery]) -> Outcome:  # fmt: skip
     rules = _Rules(claim, evidence, as_of)
     outcome = Outcome()
     kept: list[Support] = []

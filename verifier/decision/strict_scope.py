@@ -126,9 +126,14 @@ _LEADING_FRAME = re.compile(
 
 
 _HEDGE_WORD = r"(?:most\s+likely|probably|apparently|presumably|supposedly|seemingly|likely|reportedly|allegedly)"
+_TRAILING_VERB = r"(?:said|says|claimed|claims|thinks|believes|wrote|writes|added|replied|told\s+(?:me|us|him|her|them))"
+#: ", Omar said." at a sentence's end, also after a closing quote (',"' as prose punctuates it),
+#: with the speaker named, described ("the nurse said") or after the verb ("said Omar").
 _TRAILING_FRAME = re.compile(
-    r",\s*(?:(?:or\s+)?so\s+)?(?:(?:I|we)\s+(?:think|believe|guess|suppose|reckon|heard|hear|feel)|"
-    r"(?:[A-Z][\w'-]*\s+){1,2}(?:said|says|claimed|claims|thinks|believes)|(?i:" + _HEDGE_WORD + r"))\W*$"
+    r",[\"']?\s*(?:(?:or\s+)?so\s+)?(?:(?:I|we)\s+(?:think|believe|guess|suppose|reckon|heard|hear|feel)|"
+    r"(?:(?:[A-Z][\w'-]*|(?i:the|my|our|his|her|their|a|an)\s+[\w'-]+)\s+){1,2}" + _TRAILING_VERB + r"|"
+    r"(?:said|says|wrote|added|replied)\s+(?:[A-Z][\w'-]*|(?i:the|my|our|his|her|their)\s+[\w'-]+)(?:\s+[A-Z][\w'-]*)?|"
+    r"(?i:" + _HEDGE_WORD + r"))\W*$"
 )
 _LEADING_HEDGE = re.compile(r"^\W*" + _HEDGE_WORD + r"\s*,", _I)
 
@@ -149,7 +154,7 @@ def _attribution_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -
             marks.setdefault(index, []).append((match.end(), len(sentence.text), match.group(0).strip(" ,:")))
         trailing = _TRAILING_FRAME.search(sentence.text)
         if trailing:
-            marks.setdefault(index, []).append((0, trailing.start(), trailing.group(0).strip(" ,.")))
+            marks.setdefault(index, []).append((0, trailing.start(), trailing.group(0).strip(" ,.\"'")))
     return marks
 
 

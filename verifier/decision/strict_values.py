@@ -26,11 +26,17 @@ _I = re.IGNORECASE
 _STRAIGHT = (("\u2019", "'"), ("\u2018", "'"), ("\u02bc", "'"), ("\u2032", "'"), ("\u201c", '"'), ("\u201d", '"'), ("\u2212", "-"))
 
 
+#: A number sign before a number ("nº 12", "№ 12", "No. 12"), read "number": NFKC makes "nº" and
+#: "№" the word "no", which the negation rules would read (docs/policy.md, "Normalisation").
+_NUMBER_SIGN = re.compile(r"№|\b[Nn]\.?[º°]|\bNo\.(?=\s*\d)")
+
+
 def normal_text(text: str) -> str:
-    """NFKC, straight apostrophes and quotes, ASCII minus (docs/policy.md, "Normalisation and self-reports")."""
-    if text.isascii():
-        return text  # NFKC and the replacements leave ASCII as it is
-    text = unicodedata.normalize("NFKC", text)
+    """NFKC, straight apostrophes and quotes, ASCII minus, a number sign as "number" (docs/policy.md,
+    "Normalisation and self-reports")."""
+    if text.isascii():  # NFKC and the replacements leave ASCII as it is
+        return _NUMBER_SIGN.sub("number", text) if "No." in text else text
+    text = unicodedata.normalize("NFKC", _NUMBER_SIGN.sub("number", text))
     for curly, straight in _STRAIGHT:  # str.replace per character: much faster than str.translate
         if curly in text:
             text = text.replace(curly, straight)

@@ -193,9 +193,7 @@ class ModelDirectory:
                 f"did not pass its parity gate); {hint}"
             )
         if not manifest_path.is_file():
-            raise ClaimVerificationError(
-                f"{manifest_path} is {kind_of(manifest_path)}, not a regular file; re-export the directory"
-            )
+            raise ClaimVerificationError(f"{manifest_path} is {kind_of(manifest_path)}, not a regular file; re-export the directory")
         try:
             resolve_inside(model_dir, MANIFEST_NAME)
         except ValueError as exc:
