@@ -270,7 +270,8 @@ class TestWhatRunsIsWhatWasVerified:
 
     def test_a_manifest_that_is_a_directory_is_refused(self, tmp_path: Path) -> None:
         (tmp_path / MANIFEST_NAME).mkdir()
-        with pytest.raises(ClaimVerificationError, match=re.escape(f"model directory {tmp_path} has no {MANIFEST_NAME}")):
+        expected = f"{tmp_path / MANIFEST_NAME} is a directory, not a regular file; re-export the directory"
+        with pytest.raises(ClaimVerificationError, match=re.escape(expected)):
             OnnxScorer(tmp_path).load()
 
 
@@ -303,7 +304,7 @@ def test_a_fifo_in_place_of_a_file_is_refused_at_once(tiny_model_copy: Path, nam
     assert proc.returncode == 1
     said = proc.stderr.strip().splitlines()[-1]
     if name == MANIFEST_NAME:
-        assert f"has no {MANIFEST_NAME}" in said
+        assert said.endswith(f"{MANIFEST_NAME} is a FIFO, not a regular file; re-export the directory"), said
     else:
         assert said.endswith(f"{name}: not a regular file"), said
 
