@@ -558,6 +558,9 @@ def test_prme_shaped_evidence_and_config_objects_are_accepted() -> None:
     foreign = [ForeignEvidence(reference=" m1 ", memory_id=ID1, text="The launch is Tuesday.", epistemic_type=EpistemicType.ASSERTED)]
     ours = [ClaimEvidence(reference="m1", memory_id=ID1, text="The launch is Tuesday.", epistemic_type=EpistemicType.ASSERTED)]
     assert verifier.verify_sync("The launch is Tuesday.", foreign) == verifier.verify_sync("The launch is Tuesday.", ours)
+    # and inside a many-claims request (regression: refused there, "Input should be a valid dictionary")
+    many = verifier.verify_many_sync([{"claim": "The launch is Tuesday.", "evidence": foreign}, {"claim": "x", "evidence": ours}])
+    assert many[0] == verifier.verify_sync("The launch is Tuesday.", ours)
 
 
 def test_prmes_module_level_names_are_importable_from_verifier() -> None:

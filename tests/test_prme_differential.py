@@ -55,11 +55,14 @@ EXTRA_REFUSALS = (
     "valid number",
     "valid integer",
     "valid boolean",
+    "no candidate carries",
+    "evidence must be a list of passages",
+    "scorer returned scores of shape",
 )
 #: What may differ when the project is handed PRME's own MemoryBundle (its dump): only the text rules.
 DUMP_REFUSALS = ("NUL character", "visible character", "max_claim_chars", "max_passage_chars", "max_reference_chars",
                  "requires_complete_set must be True or False", "valid number", "valid integer", "valid boolean",
-                 "expected real numbers", "not a single string")
+                 "expected real numbers", "not a single string", "no candidate carries")
 
 
 def _family(error: dict[str, Any]) -> str:

@@ -313,6 +313,9 @@ def validate_request(
         )
     if isinstance(request, Mapping):  # the passage count first: never parse 20,000 passages to refuse them
         request = _bounded_evidence(request, config.max_evidence)
+        passages = request.get("evidence")
+        if isinstance(passages, (list, tuple)) and any(map(_foreign_model, passages)):  # PRME's, as verify takes them
+            request = {**request, "evidence": [as_evidence(item) if _foreign_model(item) else item for item in passages]}
     item = request if isinstance(request, ClaimRequest) else ClaimRequest.model_validate(request)
     claim = validate_claim(item.claim, limits)
     evidence = validate_evidence(item.evidence, config, limits)
