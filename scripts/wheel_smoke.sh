@@ -39,7 +39,10 @@ rows=$(wc -l <results.jsonl)
 [[ "$rows" -eq "$(grep -c . claims.jsonl)" ]] || { echo "verify wrote $rows rows" >&2; exit 1; }
 "$py" -c 'import json, sys; [json.loads(line) for line in open("results.jsonl")]'  # valid JSON Lines
 "$py" -m verifier check results.jsonl >/dev/null
-say "installed wheel: export --smoke, verify ($rows rows of valid JSON Lines) and check work outside the checkout"
+# the console script (verifier.__main__:console_main, which ends the process itself) gives the same rows
+"$work/venv/bin/onnx-claim-verifier" verify claims.jsonl --model-dir models/smoke -q >script.jsonl
+cmp -s results.jsonl script.jsonl || { echo "onnx-claim-verifier verify wrote other rows than python -m verifier" >&2; exit 1; }
+say "installed wheel: export --smoke, verify ($rows rows of valid JSON Lines, the same through the onnx-claim-verifier script) and check work outside the checkout"
 
 step "installing the sdist over it (built from source)" "$py" -m pip install --progress-bar off --no-deps --force-reinstall "$sdist"
 "$py" -m export --help >/dev/null
