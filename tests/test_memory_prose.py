@@ -53,6 +53,11 @@ NOT_ESTABLISHED = [
     ("I am allergic to penicillin.", "\"I'm allergic to penicillin,\" the nurse said.", "the nurse said"),
     ("I visited Japan.", "Would love to visit Japan.", "Would love to"),
     ("I met the Pope.", "Had a dream that I met the Pope.", "Had a dream"),
+    ("Tom is married.", "Tom is married, it seems.", "it seems"),
+    ("Tom is married.", "Tom is married, I was told.", "I was told"),
+    ("Tom is married.", "Tom is married, Ana reckons.", "Ana reckons"),
+    ("Tom is married.", "Tom, I assume, is married.", "I assume"),
+    ("The launch is on Tuesday.", "In theory, the launch is on Tuesday.", "In theory"),
     # controls: questions put without "?" still open with an auxiliary and a subject
     ("Tom is married.", "Is Tom married", "Is T"),
     ("The dentist is on Thursday.", "Is the dentist on Thursday", "Is the"),
@@ -79,6 +84,34 @@ def test_what_does_not_establish_the_claim_is_vetoed(claim: str, text: str, trig
     result = _verify(STRICT, claim, text)
     assert result.status.value == "insufficient"
     assert [(r.action, r.rule, r.trigger) for r in result.strict_rulings] == [("vetoed_support", "strict_speech_act", trigger)]
+
+
+#: (claim, passage, the withdrawing sentence): a fact the next sentence takes back.
+WITHDRAWN = [
+    ("The launch is on Tuesday.", "The launch is on Tuesday. This is false.", "This is false."),
+    ("The meeting is on Thursday.", "The meeting is on Thursday. Wait, that's wrong.", "Wait, that's wrong."),
+    ("Dinner with Tom is on Friday.", "Dinner with Tom is on Friday. Disregard the above.", "Disregard the above."),
+    ("I moved to Lisbon in 2021.", "I moved to Lisbon in 2021. Just kidding.", "Just kidding."),
+    ("The launch is on Tuesday.", "The launch is on Tuesday. Or so I was told.", "Or so I was told."),
+]
+
+
+@pytest.mark.parametrize(("claim", "text", "trigger"), WITHDRAWN)
+def test_a_fact_the_next_sentence_takes_back_is_vetoed(claim: str, text: str, trigger: str) -> None:
+    assert _verify(ClaimVerificationConfig(), claim, text).status.value == "supported"
+    result = _verify(STRICT, claim, text)
+    assert result.status.value == "insufficient"
+    assert [(r.rule, r.sentence, r.trigger) for r in result.strict_rulings] == [("strict_withdrawal", claim, trigger)]
+
+
+@pytest.mark.parametrize("text", [
+    "The launch is on Tuesday. Local papers reported that the old mill would be converted into flats.",
+    "The launch is on Tuesday. That was a relief for the whole team after a difficult spring.",
+    "The launch is on Tuesday. The rumour that it had been cancelled was false.",
+])  # fmt: skip
+def test_a_following_sentence_about_something_else_withdraws_nothing(text: str) -> None:
+    result = _verify(STRICT, "The launch is on Tuesday.", text)
+    assert (result.status.value, [r.rule for r in result.strict_rulings]) == ("supported", [])
 
 
 def test_the_quote_reading_follows_each_claim_not_the_last_one() -> None:

@@ -171,6 +171,7 @@ StrictRule = Literal[
     "strict_speech_act",
     "strict_negation",
     "framing_dropped",
+    "strict_withdrawal",
     "value_mismatch",
     "dropped_contradiction",
     "expired",

@@ -34,7 +34,7 @@ from .guards import (
 from .guards import concrete_values as reference_values
 from .guards import values_conflict as reference_values_conflict
 from .strict_frames import (Finding, has_correction_cue, introduces, is_framing_line, mode_cue, points_back, points_forward,
-                            support_targets)
+                            support_targets, withdrawal)
 from .strict_reach import conflict_carrier, strict_exact_negation, truncation_matters
 from .strict_scope import (SPEECH_ACT, Sentence, negated_claim_unsupported, negation_problem, negation_unrelated, sentences,
                            speech_act_problem)
@@ -285,6 +285,9 @@ class _Rules:
         frame = self.framing_dropped(found) if support.localized else None
         if frame is not None:
             return Finding("framing_dropped", found[frame[0]].text, frame[1])
+        withdrawn = withdrawal(found, stems(self.claim), self.modes)
+        if withdrawn is not None:
+            return Finding("strict_withdrawal", found[withdrawn[0]].text, withdrawn[1])
         if self.value_conflict(support.group):
             return Finding("value_mismatch", carrier, self.value_trigger(support.group))
         for item in dropped:

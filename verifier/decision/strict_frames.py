@@ -37,6 +37,7 @@ __all__ = [
     "introduces",
     "points_back",
     "points_forward",
+    "withdrawal",
     "mode_cue",
     "has_correction_cue",
     "is_framing_line",
@@ -199,22 +200,53 @@ _DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those|above)\b", _I)
 
 
 _DENIAL = re.compile(r"\b(?:true|correct|right|accurate|the\s+case|confirmed)\b", _I)
+#: Words that call what was said false or void ("This is false.", "Disregard the above.").
+_FALSEHOOD = re.compile(r"\b(?:false|incorrect|wrong|untrue|inaccurate|outdated|obsolete|void|disregard|ignore|"
+                        r"a\s+(?:mistake|joke|lie))\b", _I)
+#: A sentence that is only a verdict on the one before it ("Unconfirmed.", "Just kidding.", "Or so I was told.").
+_VERDICT = re.compile(
+    r"^\W*(?:(?:just\s+)?kidding|jk|unconfirmed|unverified|not\s+(?:yet\s+)?confirmed|not\s+true|false|untrue|wrong|"
+    r"cancell?ed|outdated|obsolete|tb[cd]|to\s+be\s+confirmed|not\s+(?:so\s+)?sure(?:\s+though)?|"
+    r"or\s+so\s+(?:I|we)\s+(?:was|were|am|are)?\s*(?:told|heard|hear|think|believe))\W*$",
+    _I,
+)
 
 
 def points_back(found: Sequence[Sentence], index: int, target: int, modes: frozenset[str]) -> bool:
     """Whether sentence ``index``, right after ``target`` in its passage, doubts or denies it as a
-    whole: it points back (this, that, these, those, above), names nothing of its own — no content
-    stem of the target and no name — and has a mode the claim lacks or denies it ("I'm not sure
-    about this.", "This isn't true."; not "The river is not navigable above Dunmore.", not "This
-    was not widely known.")."""
+    whole: it is only a verdict ("Unconfirmed.", "Just kidding.", "Or so I was told."), or it points
+    back (this, that, these, those, above), names nothing of its own — no content stem of the
+    target and no name — and has a mode the claim lacks, denies it or calls it false ("I'm not
+    sure about this.", "This isn't true.", "This is false."; not "The river is not navigable above
+    Dunmore.", not "This was not widely known.")."""
     sentence = found[index]
-    if index != target + 1 or sentence.passage != found[target].passage or not _DEMONSTRATIVE.search(sentence.text):
+    if index != target + 1 or sentence.passage != found[target].passage:
+        return False
+    if _VERDICT.match(sentence.text):
+        return True
+    if not _DEMONSTRATIVE.search(sentence.text):
         return False
     names = [word for word in sentence.text.split()[1:] if word[:1].isupper() and word != "I"]
     if names or sentence.words & found[target].words:
         return False
     doubts = not modes_compatible(unit_modes(sentence.text), modes)
-    return doubts or (is_negated(sentence.text) and bool(_DENIAL.search(sentence.text)))
+    negated = is_negated(sentence.text)
+    return doubts or (negated and bool(_DENIAL.search(sentence.text))) or (not negated and bool(_FALSEHOOD.search(sentence.text)))
+
+
+def withdrawal(found: Sequence[Sentence], claim_stems: frozenset[str], modes: frozenset[str]) -> Optional[tuple[int, str]]:
+    """A sentence the model read, right after a support sentence, that withdraws or doubts it as a
+    whole (:func:`points_back`: "This is false.", "Just kidding.", "Unconfirmed."): the support
+    sentence's index and the withdrawing sentence. One the recheck dropped is a frame instead."""
+    targets = set(support_targets(claim_stems, found))
+    for index, sentence in enumerate(found):
+        if not sentence.kept or index - 1 not in targets or sentence.passage != found[index - 1].passage:
+            continue
+        # Only a verdict, or a short sentence calling "this" false: "reported that …" points at nothing.
+        short = len(sentence.text.split()) <= 8 and bool(_DEMONSTRATIVE.search(sentence.text) and _FALSEHOOD.search(sentence.text))
+        if (_VERDICT.match(sentence.text) or short) and points_back(found, index, index - 1, modes):
+            return index - 1, sentence.text
+    return None
 
 
 _FORWARD = re.compile(r":\s*$|\b(?:the\s+following|as\s+follows)\b", _I)
@@ -360,4 +392,4 @@ _FRAMING_WORDS = re.compile(r"\b(?:this|these|those|the\s+following|following|be
 def is_framing_line(segment: str) -> bool:
     """A segment that frames others: it ends with ``:`` or points at them (this, these, below…)."""
     text = normalise(segment).strip()
-    return text.endswith(":") or bool(_FRAMING_WORDS.search(text))
+    return text.endswith(":") or bool(_FRAMING_WORDS.search(text)) or bool(_VERDICT.match(text))

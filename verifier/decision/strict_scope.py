@@ -125,17 +125,22 @@ _LEADING_FRAME = re.compile(
 )
 
 
-_HEDGE_WORD = r"(?:most\s+likely|probably|apparently|presumably|supposedly|seemingly|likely|reportedly|allegedly)"
-_TRAILING_VERB = r"(?:said|says|claimed|claims|thinks|believes|wrote|writes|added|replied|told\s+(?:me|us|him|her|them))"
+_HEDGE_WORD = (r"(?:most\s+likely|probably|apparently|presumably|supposedly|seemingly|likely|reportedly|allegedly|"
+               r"in\s+theory|it\s+seems|it\s+appears|rumou?r\s+has\s+it)")
+_TRAILING_VERB = (r"(?:said|says|claimed|claims|thinks|thought|believes|believed|reckons|reckoned|assumes|assumed|suspects|"
+                  r"insists|insisted|wrote|writes|added|replied|told\s+(?:me|us|him|her|them))")
 #: ", Omar said." at a sentence's end, also after a closing quote (',"' as prose punctuates it),
 #: with the speaker named, described ("the nurse said") or after the verb ("said Omar").
 _TRAILING_FRAME = re.compile(
-    r",[\"']?\s*(?:(?:or\s+)?so\s+)?(?:(?:I|we)\s+(?:think|believe|guess|suppose|reckon|heard|hear|feel)|"
+    r",[\"']?\s*(?:(?:or\s+)?so\s+)?(?:(?:I|we)\s+(?:think|believe|guess|suppose|reckon|heard|hear|feel|assume|suspect)|"
+    r"(?:I|we)\s+(?:was|were)\s+told|(?:I|we)(?:'ve|\s+have)\s+heard|"
     r"(?:(?:[A-Z][\w'-]*|(?i:the|my|our|his|her|their|a|an)\s+[\w'-]+)\s+){1,2}" + _TRAILING_VERB + r"|"
     r"(?:said|says|wrote|added|replied)\s+(?:[A-Z][\w'-]*|(?i:the|my|our|his|her|their)\s+[\w'-]+)(?:\s+[A-Z][\w'-]*)?|"
     r"(?i:" + _HEDGE_WORD + r"))\W*$"
 )
 _LEADING_HEDGE = re.compile(r"^\W*" + _HEDGE_WORD + r"\s*,", _I)
+#: "Tom, I assume, is married.": the speaker's attitude set off by commas inside the sentence marks all of it.
+_PARENTHETICAL = re.compile(r",\s*(?:I|we)\s+(?:think|believe|guess|suppose|reckon|assume|suspect|hear|heard)\s*,")
 
 
 def _attribution_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> Marks:
@@ -152,6 +157,9 @@ def _attribution_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -
             continue  # every frame below needs one (a cheap test first: docs/policy.md, "Cost")
         for match in [*_LEADING_FRAME.finditer(sentence.text), *_LEADING_HEDGE.finditer(sentence.text)]:
             marks.setdefault(index, []).append((match.end(), len(sentence.text), match.group(0).strip(" ,:")))
+        parenthetical = _PARENTHETICAL.search(sentence.text)
+        if parenthetical:
+            marks.setdefault(index, []).append((0, len(sentence.text), parenthetical.group(0).strip(" ,")))
         trailing = _TRAILING_FRAME.search(sentence.text)
         if trailing:
             marks.setdefault(index, []).append((0, trailing.start(), trailing.group(0).strip(" ,.\"'")))
