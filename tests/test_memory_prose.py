@@ -93,6 +93,7 @@ WITHDRAWN = [
     ("Dinner with Tom is on Friday.", "Dinner with Tom is on Friday. Disregard the above.", "Disregard the above."),
     ("I moved to Lisbon in 2021.", "I moved to Lisbon in 2021. Just kidding.", "Just kidding."),
     ("The launch is on Tuesday.", "The launch is on Tuesday. Or so I was told.", "Or so I was told."),
+    ("Tom is married.", "Tom is married. I think so.", "I think so."),
 ]
 
 

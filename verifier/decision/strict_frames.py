@@ -203,11 +203,13 @@ _DENIAL = re.compile(r"\b(?:true|correct|right|accurate|the\s+case|confirmed)\b"
 #: Words that call what was said false or void ("This is false.", "Disregard the above.").
 _FALSEHOOD = re.compile(r"\b(?:false|incorrect|wrong|untrue|inaccurate|outdated|obsolete|void|disregard|ignore|"
                         r"a\s+(?:mistake|joke|lie))\b", _I)
-#: A sentence that is only a verdict on the one before it ("Unconfirmed.", "Just kidding.", "Or so I was told.").
+#: A sentence that is only a verdict on the one before it ("Unconfirmed.", "Just kidding.", "Or so I was told.",
+#: "I think?", "Maybe.").
 _VERDICT = re.compile(
     r"^\W*(?:(?:just\s+)?kidding|jk|unconfirmed|unverified|not\s+(?:yet\s+)?confirmed|not\s+true|false|untrue|wrong|"
     r"cancell?ed|outdated|obsolete|tb[cd]|to\s+be\s+confirmed|not\s+(?:so\s+)?sure(?:\s+though)?|"
-    r"or\s+so\s+(?:I|we)\s+(?:was|were|am|are)?\s*(?:told|heard|hear|think|believe))\W*$",
+    r"or\s+so\s+(?:I|we)\s+(?:was|were|am|are)?\s*(?:told|heard|hear|think|believe)|"
+    r"(?:I|we)\s+(?:think|guess|believe|suppose)(?:\s+so)?|maybe|perhaps|probably|possibly)\W*$",
     _I,
 )
 
