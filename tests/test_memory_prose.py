@@ -35,6 +35,10 @@ PLAIN = [
     ("I live at 12 Rua Augusta.", "I live at Rua Augusta, nº 12."),
     ("I live at 12 Rua Augusta.", "I live at № 12 Rua Augusta."),
     ("I live at 12 Rua Augusta.", "I live at No. 12 Rua Augusta."),
+    ("I moved to Lisbon in 2021.", "I moved to Lisbon in 2021 — no regrets!"),
+    ("The flat has two bedrooms.", "The flat has two bedrooms (no balcony)."),
+    ("I have two kids.", "I have two kids and no pets."),
+    ("I moved to Lisbon in 2021.", "I moved to Lisbon in 2021 because I couldn't stand Berlin winters."),
     # controls: a named speaker's first-person quote is still the speaker's statement about themself
     ("Tom moved to Lisbon in 2021.", 'Tom said, "I moved to Lisbon in 2021."'),
     ("Ana got the job.", 'Ana wrote: "I got the job!"'),
@@ -113,6 +117,20 @@ def test_a_fact_the_next_sentence_takes_back_is_vetoed(claim: str, text: str, tr
 def test_a_following_sentence_about_something_else_withdraws_nothing(text: str) -> None:
     result = _verify(STRICT, "The launch is on Tuesday.", text)
     assert (result.status.value, [r.rule for r in result.strict_rulings]) == ("supported", [])
+
+
+@pytest.mark.parametrize(("claim", "text", "trigger"), [
+    ("The flat has a balcony.", "The flat has two bedrooms (no balcony).", "no balcony"),
+    ("The flat has a balcony.", "The flat has two bedrooms - no balcony.", "no balcony"),
+    ("I have pets.", "I have two kids and no pets.", "no pets"),
+    ("I was sick after 2020.", "I haven't been sick once since I started running in 2020.",
+     "I haven't been sick once since I started running in 2020"),
+])  # fmt: skip
+def test_a_clause_cut_off_still_negates_what_it_names(claim: str, text: str, trigger: str) -> None:
+    """Controls of the cuts at brackets, dashes and "and no": what the cut clause denies is still denied."""
+    result = _verify(STRICT, claim, text)
+    assert result.status.value == "insufficient"
+    assert [(r.rule, r.trigger) for r in result.strict_rulings] == [("strict_negation", trigger)]
 
 
 def test_the_quote_reading_follows_each_claim_not_the_last_one() -> None:

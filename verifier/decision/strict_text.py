@@ -170,7 +170,9 @@ _AUXILIARY = (
     r"no\s+longer|cannot|dont|doesnt|didnt|isnt|wasnt)\b"
 )
 _CLAUSE = re.compile(
-    r"[;:!?]|[.,](?!\d)|\b(?:but|however|whereas|although|though)\b|\b(?:and|or)\b(?=\s+" + _AUXILIARY + ")", _I
+    r"[;:!?()]|[.,](?!\d)|\s[—–-]\s|\b(?:but|however|whereas|although|though|because)\b|"
+    r"\b(?:and|or)\b(?=\s+(?:" + _AUXILIARY + r"|no\b))",
+    _I,
 )
 SCOPE_BOUNDARY = re.compile(r"[;:!?]|[.,](?!\d)|\b(?:so|because|but|and|while|although|though|whereas|however)\b", _I)
 _QUOTED = re.compile(r'"[^"\n]*"' r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){1,200}'(?!\w)")
