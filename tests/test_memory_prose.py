@@ -39,6 +39,9 @@ PLAIN = [
     ("The flat has two bedrooms.", "The flat has two bedrooms (no balcony)."),
     ("I have two kids.", "I have two kids and no pets."),
     ("I moved to Lisbon in 2021.", "I moved to Lisbon in 2021 because I couldn't stand Berlin winters."),
+    ("Tom proposed in Sintra on 12 June 2022.", "I said yes when Tom proposed in Sintra on 12 June 2022."),
+    ("I moved to Lisbon in 2021.", "I said goodbye to Berlin in 2021 and moved to Lisbon."),
+    ("Ana is my manager.", "Like I said, Ana is my manager."),
     # controls: a named speaker's first-person quote is still the speaker's statement about themself
     ("Tom moved to Lisbon in 2021.", 'Tom said, "I moved to Lisbon in 2021."'),
     ("Ana got the job.", 'Ana wrote: "I got the job!"'),
@@ -62,6 +65,7 @@ NOT_ESTABLISHED = [
     ("Tom is married.", "Tom is married, Ana reckons.", "Ana reckons"),
     ("Tom is married.", "Tom, I assume, is married.", "I assume"),
     ("The launch is on Tuesday.", "In theory, the launch is on Tuesday.", "In theory"),
+    ("The launch is on Tuesday.", "Omar said the launch is on Tuesday.", "said"),  # a control: a report stays one
     # controls: questions put without "?" still open with an auxiliary and a subject
     ("Tom is married.", "Is Tom married", "Is T"),
     ("The dentist is on Thursday.", "Is the dentist on Thursday", "Is the"),

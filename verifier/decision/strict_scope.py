@@ -121,8 +121,10 @@ def _question_marks(found: Sequence[Sentence]) -> Marks:
 # ---------------------------------------------------------------- attributions
 
 _LEADING_FRAME = re.compile(
-    r"\b(?:said|says|stated|told\s+\w+|claimed|argued|insisted|alleged|wrote|writes|posted)\s*[,:]\s*(?=\S)", _I
-)
+    r"\b(?:(?<!\blike\sI\s)(?<!\bas\sI\s)(?:said|says)|stated|told\s+\w+|claimed|argued|insisted|alleged|wrote|writes|"
+    r"posted)\s*[,:]\s*(?=\S)",
+    _I,
+)  # "Like I said, …" is the user repeating themself
 
 
 _HEDGE_WORD = (r"(?:most\s+likely|probably|apparently|presumably|supposedly|seemingly|likely|reportedly|allegedly|"

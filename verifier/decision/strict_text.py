@@ -343,8 +343,13 @@ _HEDGE = re.compile(
 _MODAL_MAY = re.compile(r"\bmay\s+(?:not\s+)?[a-z]")
 #: Public records are no one's say-so: "according to the 2010 census" is not an attribution.
 _RECORDS = r"\s+(?:the\s+)?(?:\d{4}\s+)?(?:official\s+)?(?:census|records|statistics|figures|registry|register)\b"
+#: "said goodbye", "I said yes", "like I said": a greeting, the user's own answer, or the user repeating
+#: themself reports nothing ("Omar said yes" reports Omar's answer).
+_NOT_REPORTED = (r"(?<!\blike\sI\s)(?<!\bas\sI\s)(?!\w+\s+(?:goodbye|hello|hi|thanks|sorry)\b)"
+                 r"(?!(?<=\bI\s)\w+\s+(?:yes|no)\b)(?!(?<=\bwe\s)\w+\s+(?:yes|no)\b)")
 _ATTRIBUTION = re.compile(
-    r"\b(?:claim(?:s|ed)?\s+that|claimed|said|says|stated|states\s+that|told|according\s+to(?!" + _RECORDS + ")|"
+    r"\b(?:claim(?:s|ed)?\s+that|claimed|" + _NOT_REPORTED + r"(?:said|says)|stated|states\s+that|told|"
+    r"according\s+to(?!" + _RECORDS + ")|"
     r"reported\s+that|argued|insisted|alleged|rumou?red|heard\s+that)\b",
     _I,
 )
