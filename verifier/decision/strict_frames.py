@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 _I = re.IGNORECASE
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'])\s+")  # a closing quote may end a sentence too
 _LINES = re.compile(r"(?:\r?\n)+")
 #: Marked spans by sentence index: (start, end, the trigger's text).
 Marks = dict[int, list[tuple[int, int, str]]]
@@ -200,16 +200,18 @@ _DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those|above)\b", _I)
 
 
 _DENIAL = re.compile(r"\b(?:true|correct|right|accurate|the\s+case|confirmed)\b", _I)
-#: Words that call what was said false or void ("This is false.", "Disregard the above.").
-_FALSEHOOD = re.compile(r"\b(?:false|incorrect|wrong|untrue|inaccurate|outdated|obsolete|void|disregard|ignore|"
-                        r"a\s+(?:mistake|joke|lie))\b", _I)
-#: A sentence that is only a verdict on the one before it ("Unconfirmed.", "Just kidding.", "Or so I was told.",
-#: "I think?", "Maybe.").
+#: A sentence that is only a verdict on the one before it: "Unconfirmed.", "Just kidding.", "Or so I was
+#: told.", "I think?", "Maybe.", or calling all of it false: "This is false.", "Wait, that's wrong.",
+#: "Disregard the above." (not "That was a mistake.", "That was wrong of him.": they judge what was done).
+#: A line ending in ":" is a header over what follows, not a verdict.
 _VERDICT = re.compile(
-    r"^\W*(?:(?:just\s+)?kidding|jk|unconfirmed|unverified|not\s+(?:yet\s+)?confirmed|not\s+true|false|untrue|wrong|"
-    r"cancell?ed|outdated|obsolete|tb[cd]|to\s+be\s+confirmed|not\s+(?:so\s+)?sure(?:\s+though)?|"
-    r"or\s+so\s+(?:I|we)\s+(?:was|were|am|are)?\s*(?:told|heard|hear|think|believe)|"
-    r"(?:I|we)\s+(?:think|guess|believe|suppose)(?:\s+so)?|maybe|perhaps|probably|possibly)\W*$",
+    r"^\W*(?:(?:(?:wait|no|actually|correction|sorry|oops)\W+)?(?:(?:just\s+)?kidding|jk|unconfirmed|unverified|"
+    r"not\s+(?:yet\s+)?confirmed|not\s+true|false|untrue|wrong|cancell?ed|outdated|obsolete|tb[cd]|to\s+be\s+confirmed|"
+    r"not\s+(?:so\s+)?sure(?:\s+though)?|or\s+so\s+(?:I|we)\s+(?:was|were|am|are)?\s*(?:told|heard|hear|think|believe)|"
+    r"(?:I|we)\s+(?:think|guess|believe|suppose)(?:\s+so)?|maybe|perhaps|probably|possibly|"
+    r"(?:this|that|it|all\s+(?:of\s+)?(?:this|that))(?:'s|\s+is|\s+was)\s+(?:all\s+)?(?:false|incorrect|wrong|untrue|"
+    r"inaccurate|not\s+true|not\s+correct)|(?:disregard|ignore)\s+(?:this|that|the\s+above|everything\s+above)))"
+    r"[\s.!?…)\]]*$",
     _I,
 )
 
@@ -218,9 +220,9 @@ def points_back(found: Sequence[Sentence], index: int, target: int, modes: froze
     """Whether sentence ``index``, right after ``target`` in its passage, doubts or denies it as a
     whole: it is only a verdict ("Unconfirmed.", "Just kidding.", "Or so I was told."), or it points
     back (this, that, these, those, above), names nothing of its own — no content stem of the
-    target and no name — and has a mode the claim lacks, denies it or calls it false ("I'm not
-    sure about this.", "This isn't true.", "This is false."; not "The river is not navigable above
-    Dunmore.", not "This was not widely known.")."""
+    target and no name — and has a mode the claim lacks or denies it ("I'm not sure about this.",
+    "This isn't true."; not "The river is not navigable above Dunmore.", not "This was not widely
+    known.")."""
     sentence = found[index]
     if index != target + 1 or sentence.passage != found[target].passage:
         return False
@@ -232,8 +234,14 @@ def points_back(found: Sequence[Sentence], index: int, target: int, modes: froze
     if names or sentence.words & found[target].words:
         return False
     doubts = not modes_compatible(unit_modes(sentence.text), modes)
-    negated = is_negated(sentence.text)
-    return doubts or (negated and bool(_DENIAL.search(sentence.text))) or (not negated and bool(_FALSEHOOD.search(sentence.text)))
+    return doubts or (is_negated(sentence.text) and bool(_DENIAL.search(sentence.text)))
+
+
+_REPORTING = re.compile(
+    r"\b(?:believed?s?|thought|thinks?|taught|teach(?:es)?|claim(?:s|ed)?|said|says|argued?s?|held|assumed?s?|"
+    r"predicted|expected|hoped|feared|suspected|insisted|maintained)\b",
+    _I,
+)
 
 
 def withdrawal(found: Sequence[Sentence], claim_stems: frozenset[str], modes: frozenset[str]) -> Optional[tuple[int, str]]:
@@ -244,9 +252,9 @@ def withdrawal(found: Sequence[Sentence], claim_stems: frozenset[str], modes: fr
     for index, sentence in enumerate(found):
         if not sentence.kept or index - 1 not in targets or sentence.passage != found[index - 1].passage:
             continue
-        # Only a verdict, or a short sentence calling "this" false: "reported that …" points at nothing.
-        short = len(sentence.text.split()) <= 8 and bool(_DEMONSTRATIVE.search(sentence.text) and _FALSEHOOD.search(sentence.text))
-        if (_VERDICT.match(sentence.text) or short) and points_back(found, index, index - 1, modes):
+        # only a verdict ("reported that …" points at nothing), on a statement: after "Aristotle taught
+        # that …" or "Columbus believed …", "This is wrong." judges what was taught or believed
+        if _VERDICT.match(sentence.text) and not _REPORTING.search(found[index - 1].text):
             return index - 1, sentence.text
     return None
 

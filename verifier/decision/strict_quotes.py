@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 from contextvars import ContextVar
-from typing import Iterator
+from typing import Iterator, Optional
 
 from .strict_values import normal_text as normalise
 
@@ -31,27 +31,31 @@ _FIRST_PERSON_FORMS = {"i'm": " is", "we're": " is", "i've": " has", "we've": " 
                        "my": "'s", "our": "'s", "mine": "'s", "ours": "'s"}
 
 
-#: Whether a named speaker's first-person quote reads as the speaker's own statement: not while a
-#: first-person claim is decided, whose "I" is the user's (:func:`reading_claim`).
-_SELF_REPORTS: ContextVar[bool] = ContextVar("strict_self_reports", default=True)
-_FIRST_PERSON_CLAIM = re.compile(r"\bI\b|\b(?i:me|my|mine|myself|we|our|ours|ourselves)\b|\bus\b")
+#: The first-person claim being decided (normalised), whose "I" is the user's: a named speaker's
+#: first-person quote is then the speaker's own statement only when the claim names the speaker
+#: (:func:`reading_claim`). ``None``: no such claim.
+_FIRST_PERSON_CLAIM_TEXT: ContextVar[Optional[str]] = ContextVar("strict_first_person_claim", default=None)
+_FIRST_PERSON_CLAIM = re.compile(r"\bI\b|\b(?:me|my|mine|myself|we|our|ours|ourselves|us|My|We|Our)\b")
 
 
 @contextlib.contextmanager
 def reading_claim(claim: str) -> Iterator[None]:
     """While the block runs, :func:`view` reads quotes for ``claim``: a first-person claim ("I moved to
     Lisbon") is the user's, so ``Tom said, "I moved to Lisbon."`` stays Tom's report, not his own
-    statement that would support the user's claim (docs/policy.md, "Normalisation and self-reports")."""
-    token = _SELF_REPORTS.set(not _FIRST_PERSON_CLAIM.search(normalise(claim)))
+    statement that would support the user's claim; unless the claim names Tom ("My brother Tom moved
+    to Lisbon"; docs/policy.md, "Normalisation and self-reports")."""
+    text = normalise(claim)
+    token = _FIRST_PERSON_CLAIM_TEXT.set(text if _FIRST_PERSON_CLAIM.search(text) else None)
     try:
         yield
     finally:
-        _SELF_REPORTS.reset(token)
+        _FIRST_PERSON_CLAIM_TEXT.reset(token)
 
 
 def _self_report(match: "re.Match[str]") -> str:
     speaker, quote = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
-    if not _SELF_REPORTS.get() and speaker not in ("I", "We"):
+    claim = _FIRST_PERSON_CLAIM_TEXT.get()
+    if claim is not None and speaker not in ("I", "We") and not re.search(r"\b" + re.escape(speaker) + r"\b", claim):
         return match.group(0)  # someone else's "I", read against the user's: an attribution
     return _FIRST_PERSON.sub(lambda m: speaker + _FIRST_PERSON_FORMS.get(m.group(0).lower(), ""), quote)
 

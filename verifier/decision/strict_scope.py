@@ -129,16 +129,19 @@ _LEADING_FRAME = re.compile(
 
 _HEDGE_WORD = (r"(?:most\s+likely|probably|apparently|presumably|supposedly|seemingly|likely|reportedly|allegedly|"
                r"in\s+theory|it\s+seems|it\s+appears|rumou?r\s+has\s+it)")
+#: Verbs of saying and thinking after the speaker at a sentence's end (", Omar said.", ", Ana reckons.").
 _TRAILING_VERB = (r"(?:said|says|claimed|claims|thinks|thought|believes|believed|reckons|reckoned|assumes|assumed|suspects|"
-                  r"insists|insisted|wrote|writes|added|replied|told\s+(?:me|us|him|her|them))")
-#: ", Omar said." at a sentence's end, also after a closing quote (',"' as prose punctuates it),
-#: with the speaker named, described ("the nurse said") or after the verb ("said Omar").
+                  r"insists|insisted|told\s+(?:me|us|him|her|them))")
+_SPEAKER = r"(?:(?:[A-Z][\w'-]*\s+){1,2}|(?i:the|my|our|his|her|their)\s+[\w'-]+\s+)"
+#: ", Omar said." / ", the company said." at a sentence's end; after a closing quote (',"' as prose
+#: punctuates it) also "wrote", "added", "replied" and the verb first ("said Omar"): without the quote
+#: ", wrote Dracula" and ", added Teams" are what someone did, not a report.
 _TRAILING_FRAME = re.compile(
-    r",[\"']?\s*(?:(?:or\s+)?so\s+)?(?:(?:I|we)\s+(?:think|believe|guess|suppose|reckon|heard|hear|feel|assume|suspect)|"
-    r"(?:I|we)\s+(?:was|were)\s+told|(?:I|we)(?:'ve|\s+have)\s+heard|"
-    r"(?:(?:[A-Z][\w'-]*|(?i:the|my|our|his|her|their|a|an)\s+[\w'-]+)\s+){1,2}" + _TRAILING_VERB + r"|"
-    r"(?:said|says|wrote|added|replied)\s+(?:[A-Z][\w'-]*|(?i:the|my|our|his|her|their)\s+[\w'-]+)(?:\s+[A-Z][\w'-]*)?|"
-    r"(?i:" + _HEDGE_WORD + r"))\W*$"
+    r"(?:,\s*(?:(?:or\s+)?so\s+)?(?:(?:I|we)\s+(?:think|believe|guess|suppose|reckon|heard|hear|feel|assume|suspect)|"
+    r"(?:I|we)\s+(?:was|were)\s+told|(?:I|we)(?:'ve|\s+have)\s+heard|" + _SPEAKER + _TRAILING_VERB + r"|"
+    r"(?i:" + _HEDGE_WORD + r"))"
+    r"|[,.!?][\"']\s*(?:" + _SPEAKER + r"(?:" + _TRAILING_VERB + r"|wrote|writes|added|replied)|"
+    r"(?:said|says|wrote|added|replied)\s+(?:[A-Z][\w'-]*|(?i:the|my|our|his|her|their)\s+[\w'-]+)(?:\s+[A-Z][\w'-]*)?))\W*$"
 )
 _LEADING_HEDGE = re.compile(r"^\W*" + _HEDGE_WORD + r"\s*,", _I)
 #: "Tom, I assume, is married.": the speaker's attitude set off by commas inside the sentence marks all of it.
@@ -229,7 +232,7 @@ def _units(
             # A question is put by its sentence, or after a speaker's label ("ravi: did the backup
             # run"): a clause opening "was released by …" after an apposition is no question.
             before = sentence.text[:start].rstrip()
-            asked = question | (frozenset({QUESTION}) if before.endswith(":") and opens_question(clause) else frozenset())
+            asked = question | (frozenset({QUESTION}) if before.endswith(":") and opens_question(sentence.text[start:]) else frozenset())
             bad = bool(marked) or not modes_compatible(unit_modes(clause, questions=False) | asked, modes)
             if bad and not target:
                 continue

@@ -335,7 +335,8 @@ _HEDGE = re.compile(
     r"presumably|supposedly|seemingly|not\s+sure|unsure|sounds\s+like|looks\s+like|looks\s+as\s+if|"
     r"supposed\s+to|meant\s+to|rumou?r\s+has\s+it|(?:so\s+)?i\s+(?:heard|hear)|word\s+is|in\s+theory|"
     r"(?:fairly|pretty|reasonably|quite)\s+(?:sure|certain|confident)|would\s+have|(?:would|'d)\s+love\s+to|"
-    r"dream(?:ed|t|s)?\s+(?:that|of|about)|had\s+a\s+dream)\b",
+    r"dream(?:ed|t)\s+(?:that|(?:I|we|he|she|they)\b)|had\s+a\s+dream\s+(?:that|about|where|in\s+which)|"
+    r"in\s+(?:my|a|the|his|her|their|our)\s+dream)\b",
     _I,
 )
 #: The modal "may": lower case and followed by a lower-case word ("May Chen" is a name, "May saw
@@ -365,14 +366,18 @@ _PAST = re.compile(
     r"|\buntil\s+(?:(?:19|20)\d\d|last|recently)\b",
     _I,
 )
-#: What follows a question's opening auxiliary: its subject (a pronoun, a determiner or a capitalised
-#: name: "did the backup run", "is Tom married"). "Had lunch with Maria.", "Carla: has two kids" and
-#: "Have a dentist appointment" drop their subject and are statements (docs/policy.md, "Speech-act modes").
-_ASKED_SUBJECT = (r"(?:(?:i|you|he|she|it|we|they|there|this|that|these|those|one|any\w*|some\w*|every\w*|no\s?one|"
-                  r"nobody|nothing|the|my|your|his|her|its|our|their|each|all|both|either|neither)\b|(?-i:[A-Z]))")
+#: What follows a question's opening auxiliary: its subject. After is/are/were/do/does/can/could/would/
+#: should/shall any word but "not" is read as one ("is dinner at 8", "do cats eat grapes"); after
+#: has/have/had/was/did only a pronoun (u, ur too), a determiner (not a/an after has/have/had), a number
+#: or a capitalised name ("did the backup run", "was 2024 a leap year"): "Had lunch with Maria.", "Was at
+#: the dentist", "Had a great day" drop their subject and are statements (docs/policy.md, "Speech-act modes");
+#: without a full stop or "!" at its end any word counts again ("did ravi finish the report").
+_ASKED_SUBJECT = (r"(?:(?:i|you|u|ur|he|she|it|we|they|there|this|that|these|those|one|any\w*|some\w*|every\w*|"
+                  r"no\s?one|nobody|nothing|the|my|your|his|her|its|our|their|each|all|both|either|neither)\b|\d|(?-i:[A-Z]))")
 _QUESTION_START = re.compile(
-    r"^(?![^\n]*!\W*$)\W*(?:(?:do|does|did|is|are|was|were|can|could|would|should|shall)\s+(?:(?:a|an)\b|"
-    + _ASKED_SUBJECT + r")|(?:has|have|had)\s+" + _ASKED_SUBJECT + r")"
+    r"^\W*(?:(?:do|does|is|are|were|can|could|would|should|shall)\s+(?!not\b)\w|"
+    r"(?:was|did)\s+(?:(?:a|an)\b|" + _ASKED_SUBJECT + r")|(?:has|have|had)\s+" + _ASKED_SUBJECT + r"|"
+    r"(?:has|have|had|was|did)\s+(?!not\b)(?![^\n]*[.!][\s\"')\]]*$)\w)"
     r"|^\W*may\s+(?:i|we|you|he|she|it|they)\b|\b(?:can|could)\s+you\b"
     r"|\b(?:please|pls|plz)\s+(?:confirm|check|verify|let\s+me\s+know)\b",
     _I,
