@@ -232,7 +232,8 @@ def _units(
             # A question is put by its sentence, or after a speaker's label ("ravi: did the backup
             # run"): a clause opening "was released by …" after an apposition is no question.
             before = sentence.text[:start].rstrip()
-            asked = question | (frozenset({QUESTION}) if before.endswith(":") and opens_question(sentence.text[start:]) else frozenset())
+            labelled = before.endswith(":") and opens_question(sentence.text[start:])  # the rest: it may end in "."
+            asked = question | (frozenset({QUESTION}) if labelled else frozenset())
             bad = bool(marked) or not modes_compatible(unit_modes(clause, questions=False) | asked, modes)
             if bad and not target:
                 continue
