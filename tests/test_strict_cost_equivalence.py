@@ -88,9 +88,39 @@ def test_opens_sentence_matches_its_definition(text: str) -> None:
 
 
 def test_normal_text_matches_its_definition() -> None:
-    table = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-"})
-    for text in _texts() + _fuzz(500) + ["\u201cquoted\u201d \u02bcx\u2032 \u2018y\u2019 \u22125 ﬁ"]:
+    table = str.maketrans(
+        {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-"}
+        | {"\u0131": "i", "\u0130": "I"}
+    )
+    for text in _texts() + _fuzz(500) + ["\u201cquoted\u201d \u02bcx\u2032 \u2018y\u2019 \u22125 ﬁ ı İ"]:
         assert normal_text(text) == unicodedata.normalize("NFKC", text).translate(table)
+
+
+def test_letters_the_patterns_fold_to_ascii_are_ascii_after_normalisation() -> None:
+    """Every character ``re.IGNORECASE`` matches to an ASCII letter (found by asking ``re`` itself,
+    over all of Unicode) is that letter after normalisation, so the rules' lower-case tables and
+    substring tests agree with their patterns."""
+    letter = re.compile("[a-z]", re.IGNORECASE)
+    folded = [chr(code) for code in range(128, 0x110000) if letter.fullmatch(chr(code))]
+    assert folded  # ı, İ, ſ and the Kelvin sign on CPython 3.11
+    for character in folded:
+        ascii_letter = next(a for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(a, character, re.IGNORECASE))
+        assert normal_text(character).lower() == ascii_letter, hex(ord(character))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("It cost $5 m\u0131llion.", "quantity:usd", "5000000"),
+        ("It cost $5 M\u0130LLION.", "quantity:usd", "5000000"),
+        ("She has f\u0131ve cats.", "number", "5"),
+        ("S\u0130X kids", "number", "6"),
+        ("We met on Fr\u0131day.", "weekday", "friday"),
+    ],
+)
+def test_a_dotless_or_dotted_i_reads_as_i(text: str, kind: str, value: str) -> None:
+    """Before, "m\u0131llion" matched the scale pattern and then raised KeyError in its table."""
+    assert value in strict_values(text)[kind]
 
 
 def test_value_conflicts_are_the_same_with_the_whole_reading() -> None:

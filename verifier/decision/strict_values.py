@@ -24,6 +24,10 @@ __all__ = ["normal_text", "canonical_number", "strict_values", "values_conflict"
 
 _I = re.IGNORECASE
 _STRAIGHT = (("\u2019", "'"), ("\u2018", "'"), ("\u02bc", "'"), ("\u2032", "'"), ("\u201c", '"'), ("\u201d", '"'), ("\u2212", "-"))
+#: The two letters besides ſ and K (which NFKC folds) that ``re.IGNORECASE`` matches to an ASCII
+#: letter while ``str.lower`` does not make them one: read as ``i``/``I``, so a pattern's match and
+#: the lower-case tables it is looked up in agree ("mıllion" is "million", not a KeyError).
+_DOTTED_I = (("\u0131", "i"), ("\u0130", "I"))
 
 
 #: A number sign before a number ("nº 12", "№ 12", "No. 12"), read "number": NFKC makes "nº" and
@@ -32,12 +36,12 @@ _NUMBER_SIGN = re.compile(r"№|\b[Nn]\.?[º°]|\bNo\.(?=\s*\d)")
 
 
 def normal_text(text: str) -> str:
-    """NFKC, straight apostrophes and quotes, ASCII minus, a number sign as "number" (docs/policy.md,
-    "Normalisation and self-reports")."""
+    """NFKC, straight apostrophes and quotes, ASCII minus, the Turkish ı/İ as i/I, a number sign as
+    "number" (docs/policy.md, "Normalisation and self-reports")."""
     if text.isascii():  # NFKC and the replacements leave ASCII as it is
         return _NUMBER_SIGN.sub("number", text) if "No." in text else text
     text = unicodedata.normalize("NFKC", _NUMBER_SIGN.sub("number", text))
-    for curly, straight in _STRAIGHT:  # str.replace per character: much faster than str.translate
+    for curly, straight in _STRAIGHT + _DOTTED_I:  # str.replace per character: much faster than str.translate
         if curly in text:
             text = text.replace(curly, straight)
     return text
