@@ -48,6 +48,9 @@ def usage(model_dir: Path, bundle: ContextBundle) -> list[ClaimVerification]:
         )
     ]
     scorer: Scorer = ScriptedScorer({"The launch is Tuesday.": (0.9, 0.05)}, default=(0.1, 0.1))
+    by_premise: dict[str, tuple[float, float]] = {"The launch is Tuesday.": (0.9, 0.05)}
+    by_pair: dict[tuple[str, str], tuple[float, float, float]] = {("a", "b"): (0.2, 0.3, 0.5)}
+    scripted: list[Scorer] = [ScriptedScorer(by_premise), ScriptedScorer(by_pair)]
     recorded: Scorer = RecordedScorer({("a", "b"): (0.2, 0.3, 0.5)}, resolved_revision="x")
     engine: Scorer = OnnxScorer(model_dir, intra_op_num_threads=2, max_batch_tokens=4096)
     probabilities: np.ndarray = engine.score([("premise", "hypothesis")])

@@ -129,6 +129,13 @@ def _as_row(value: Probabilities) -> tuple[float, float, float]:
     raise ValueError(f"scripted probabilities need 2 or 3 values, got {value!r}")
 
 
+#: ``ScriptedScorer``'s keys: premises, (premise, hypothesis) pairs or both. A union of mappings,
+#: because ``Mapping`` is invariant in its key: a ``dict[str, ...]`` is no ``Mapping[str | tuple, ...]``.
+ScriptedScores = Union[
+    Mapping[str, Probabilities], Mapping[tuple[str, str], Probabilities], Mapping[Union[str, tuple[str, str]], Probabilities]
+]
+
+
 class ScriptedScorer:
     """A scorer with fixed probabilities per premise, recording every call.
 
@@ -151,7 +158,7 @@ class ScriptedScorer:
 
     def __init__(
         self,
-        scores: Optional[Mapping[Union[str, tuple[str, str]], Probabilities]] = None,
+        scores: Optional[ScriptedScores] = None,
         *,
         default: Optional[Probabilities] = None,
         resolved_revision: Optional[str] = None,
