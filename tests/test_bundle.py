@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import re
 from datetime import datetime, timezone
+from unittest.mock import MagicMock, Mock
 from uuid import UUID
 
 import pydantic
@@ -22,7 +23,7 @@ from verifier.decision.bundle import (
     citation_forms,
     is_cited,
 )
-from verifier import ClaimVerifier, ScriptedScorer
+from verifier import ClaimVerificationError, ClaimVerifier, ScriptedScorer
 from verifier.types import ClaimEvidence, EpistemicType, LifecycleState, SourceType, has_visible_text
 from verifier.validation import InputError
 
@@ -533,6 +534,25 @@ def test_prmes_ensure_model_and_model_seams_drive_the_verifier() -> None:
     scripted = ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1)))
     scripted._ensure_model()
     assert scripted._model is scripted.scorer
+
+
+@pytest.mark.parametrize("mock_class", [Mock, MagicMock])
+def test_a_mock_set_as_model_is_called_through_predict_as_prme_calls_it(mock_class: type[Mock]) -> None:
+    """Regression: a ``unittest.mock.Mock`` makes up a callable ``score`` too, so ``_predict_sync`` took it
+    for a Scorer, never called ``predict`` and refused the Mock it got back. PRME 0.15.0 calls ``predict``
+    (rows in ``_label_indexes`` order) and raises its own error for unnormalized rows."""
+    verifier = ClaimVerifier()
+    verifier._model = mock_class()
+    verifier._model.predict.return_value = [[0.1, 0.8, 0.1]]
+    verifier._label_indexes = {"contradiction": 0, "entailment": 1, "neutral": 2}
+    assert verifier._predict_sync([("Evidence", "Claim")]) == [(0.8, 0.1, 0.1)]
+    verifier._model.predict.assert_called_once_with(
+        [("Evidence", "Claim")], batch_size=verifier.config.batch_size, apply_softmax=True, show_progress_bar=False
+    )
+    verifier._model.score.assert_not_called()
+    verifier._model.predict.return_value = [[0.2, 0.2, 0.2]]
+    with pytest.raises(ClaimVerificationError, match="normalized"):
+        verifier._predict_sync([("Evidence", "Claim")])
 
 
 def test_prme_shaped_evidence_and_config_objects_are_accepted() -> None:

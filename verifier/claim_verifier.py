@@ -78,6 +78,7 @@ class _PrmeSeams:
     """
 
     config: ClaimVerificationConfig
+    _scorer: Optional[Scorer]
 
     def _init_seams(self) -> None:
         self._model: Any = None
@@ -105,7 +106,9 @@ class _PrmeSeams:
         model = self._model
         if model is None:
             raise ClaimVerificationError("no claim verification model: _ensure_model() left _model unset")
-        if callable(getattr(model, "score", None)):  # a Scorer: rows already (entailment, contradiction, neutral)
+        # This verifier's scorer (or another Scorer with no predict): rows already (entailment, contradiction,
+        # neutral). Anything else with predict is a fake cross-encoder, a unittest.mock.Mock included.
+        if model is self._scorer or (callable(getattr(model, "score", None)) and not callable(getattr(model, "predict", None))):
             rows = validate_scores(model.score(list(pairs)), len(pairs))
             return [(float(e), float(c), float(n)) for e, c, n in rows.tolist()]
         with self._prediction_lock:  # a PRME-style model object: one predict at a time, as PRME
