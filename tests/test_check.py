@@ -628,3 +628,18 @@ def test_under_inputs_error_rows_without_a_line_and_second_records_are_problems(
     records.write_text(result + "\n" + result + "\n", encoding="utf-8")  # bare
     assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
     assert f"{records} line 2: a second record for --inputs line 1 (verify writes one per row)" in capsys.readouterr().err
+
+
+def test_check_result_takes_the_config_and_passages_as_mappings_like_the_verifier() -> None:
+    """Regression: ``config={...}`` raised AttributeError ('dict' object has no attribute 'model_dump'),
+    though ClaimVerifier takes the same mapping; the mapping now checks exactly as the instance does."""
+    made = ClaimVerifier({"max_group_size": 3}, scorer=ScriptedScorer(SCRIPT, default=(0.05, 0.05)))
+    result = made.verify_sync("The launch is Tuesday.", EVIDENCE)
+    record = json.loads(result.model_dump_json())
+    passages = [item.model_dump(mode="json") for item in EVIDENCE]
+    as_mappings = check_result(record, config={"max_group_size": 3}, evidence=passages)
+    as_objects = check_result(record, config=ClaimVerificationConfig(max_group_size=3), evidence=EVIDENCE)
+    assert as_mappings.ok and as_mappings == as_objects
+    assert not check_result(record, config={"max_group_size": 2}).ok  # a different configuration's digest
+    with pytest.raises(ValueError, match="max_group_size"):
+        check_result(record, config={"max_group_size": "three"})

@@ -46,6 +46,7 @@ from . import audit
 from .replay import ReplayOutcome, replay, score_bounds
 from ..messages import describe_validation_error
 from ..strictjson import loads as strict_loads
+from ..validation import as_config, as_evidence
 from ..types import (
     SCHEMA_VERSION,
     STRICT_SCHEMA_VERSION,
@@ -178,8 +179,8 @@ def _structure(result: ClaimVerification) -> list[str]:
 def check_result(
     record: Union[ClaimVerification, Mapping[str, Any], str, bytes],
     *,
-    config: Optional[ClaimVerificationConfig] = None,
-    evidence: Optional[Sequence[ClaimEvidence]] = None,
+    config: Union[ClaimVerificationConfig, Mapping[str, Any], None] = None,
+    evidence: Optional[Sequence[Union[ClaimEvidence, Mapping[str, Any]]]] = None,
     requires_complete_set: Optional[bool] = None,
     truncated: Optional[Any] = None,
 ) -> CheckReport:
@@ -187,12 +188,13 @@ def check_result(
 
     Args:
         record: the stored result (instance, mapping or JSON).
-        config: the decision configuration it was made with, to check
+        config: the decision configuration it was made with (an instance, a mapping of its
+            fields or PRME's own config, as :class:`~verifier.ClaimVerifier` takes it), to check
             ``configuration_sha256`` (and ``model``/``requested_revision``) and
             to replay the decision. ``None``: the default configuration with the
             record's model and revision, used for the replay only when its
             digest is the record's (otherwise the replay is skipped, in a note).
-        evidence: the passages it was made with, in caller order, to check
+        evidence: the passages it was made with, in caller order (instances or mappings), to check
             ``evidence_sha256`` and replay the whole decision procedure over
             the record's scores (:func:`verifier.decision.replay.replay`).
             ``None``: only what the scores show whatever the passages
@@ -207,7 +209,8 @@ def check_result(
         cover and the decision follows from the recorded scores.
 
     Raises:
-        ValueError: ``record`` is not a valid result record.
+        ValueError: ``record`` is not a valid result record, or ``config`` or a passage of
+            ``evidence`` is malformed (a pydantic ``ValidationError`` naming the field).
 
     Example:
         >>> from verifier import ClaimVerifier, ScriptedScorer
@@ -217,6 +220,10 @@ def check_result(
         (True, False)
     """
     result = parse_result(record)
+    # As ClaimVerifier takes them: a mapping or PRME's own model, for the config and each passage.
+    config = as_config(config)
+    if evidence is not None:
+        evidence = [as_evidence(item) for item in evidence]
     problems = _structure(result)
     notes: list[str] = []
     if audit.claim_sha256(result.claim) != result.claim_sha256:
