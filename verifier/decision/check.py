@@ -222,8 +222,7 @@ def check_result(
     result = parse_result(record)
     # As ClaimVerifier takes them: a mapping or PRME's own model, for the config and each passage.
     config = as_config(config)
-    if evidence is not None:
-        evidence = [as_evidence(item) for item in evidence]
+    passages = None if evidence is None else [as_evidence(item) for item in evidence]
     problems = _structure(result)
     notes: list[str] = []
     if audit.claim_sha256(result.claim) != result.claim_sha256:
@@ -267,8 +266,8 @@ def check_result(
     else:
         notes.append("configuration_sha256 not checked (check_result(record, config=the configuration) checks it)")
     evidence_ok = False
-    if evidence is not None:
-        if audit.evidence_sha256(list(evidence)) != result.evidence_sha256:
+    if passages is not None:
+        if audit.evidence_sha256(passages) != result.evidence_sha256:
             problems.append("evidence_sha256 does not match the given evidence")
         else:
             evidence_ok = True
@@ -287,18 +286,18 @@ def check_result(
     outcome: Optional[ReplayOutcome] = None
     if decision_config is not None:
         problems.extend(score_bounds(result, decision_config))
-        if evidence_ok and evidence is not None and result.schema_version < SCHEMA_VERSION:
+        if evidence_ok and passages is not None and result.schema_version < SCHEMA_VERSION:
             notes.append(
                 f"schema {result.schema_version}: decision checked by the score bounds only (the procedure that made "
                 "it had no localized rechecks, so this one is not replayed over it)"
             )
-        elif evidence_ok and evidence is not None:
+        elif evidence_ok and passages is not None:
             outcome = replay(
-                result, evidence, decision_config, requires_complete_set=requires_complete_set, truncated=truncated
+                result, passages, decision_config, requires_complete_set=requires_complete_set, truncated=truncated
             )
             problems.extend(outcome.problems)
             notes.extend(outcome.notes)
-        elif evidence is None:
+        elif passages is None:
             notes.append(
                 "decision replayed from the scores only: the guards read the passages, which a result does not carry "
                 "(check --inputs, or check_result(record, evidence=the passages), replays the whole procedure)"
