@@ -555,6 +555,23 @@ def test_a_mock_set_as_model_is_called_through_predict_as_prme_calls_it(mock_cla
         verifier._predict_sync([("Evidence", "Claim")])
 
 
+def test_a_resolved_revision_a_prme_test_sets_is_the_results_after_a_model_call() -> None:
+    """PRME's own tests set ``verifier._resolved_revision`` beside a replaced ``_predict_sync``; PRME's
+    result then names it (``resolved_revision=self._resolved_revision if model_called else None``).
+    Before, the attribute did not exist here and the result named ``None``."""
+    verifier = ClaimVerifier()
+    assert verifier._resolved_revision is None  # no scorer built, nothing set
+    verifier._resolved_revision = verifier.config.revision
+    verifier._predict_sync = lambda pairs: [(0.98, 0.01, 0.01) for _ in pairs]  # type: ignore[method-assign]
+    called = verifier.verify_bundle_sync("The launch is Tuesday.", _memory_bundle())
+    assert called.model_called and called.resolved_revision == verifier.config.revision
+    assert verifier.verify_sync("The launch is Tuesday.", []).resolved_revision is None  # no model call
+    # unset, a scorer's own resolved_revision is named, as before
+    scripted = ClaimVerifier(scorer=ScriptedScorer(default=(0.9, 0.05), resolved_revision="abc123"))
+    assert scripted._resolved_revision == "abc123"
+    assert scripted.verify_bundle_sync("The launch is Tuesday.", _memory_bundle()).resolved_revision == "abc123"
+
+
 def test_prme_shaped_evidence_and_config_objects_are_accepted() -> None:
     """A PRME user's own ClaimEvidence/ClaimVerificationConfig objects (other pydantic models with the same
     fields) are validated from their model_dump()."""

@@ -75,6 +75,8 @@ class _PrmeSeams:
     * ``_ensure_model()``: loads the model once (a test may replace it with a no-op).
     * ``_predict_sync(pairs)``: a ``list`` of ``(entailment, contradiction, neutral)`` float tuples,
       ``[]`` for no pairs, exactly PRME's shape; every verification's model call goes through it.
+    * ``_resolved_revision``: the commit a result names after a model call (PRME's tests set it
+      beside a replaced ``_predict_sync``); unset, the scorer's ``resolved_revision``.
     """
 
     config: ClaimVerificationConfig
@@ -84,10 +86,31 @@ class _PrmeSeams:
         self._model: Any = None
         self._label_indexes: Optional[dict[str, int]] = None
         self._prediction_lock = threading.Lock()
+        self._revision_set: tuple[Optional[str], ...] = ()  # (value,) once a test sets _resolved_revision
 
     @property
     def scorer(self) -> Scorer:  # pragma: no cover - ClaimVerifier defines it
         raise NotImplementedError
+
+    @property
+    def has_scorer(self) -> bool:  # pragma: no cover - ClaimVerifier defines it
+        raise NotImplementedError
+
+    @property
+    def _resolved_revision(self) -> Optional[str]:
+        """PRME's seam: the commit the loaded model reports, or the value a test set. ``None`` when no
+        scorer was built or it knows none (a smoke export, a scripted scorer): a result never names
+        a revision nobody resolved."""
+        if self._revision_set:
+            return self._revision_set[0]
+        if not self.has_scorer:
+            return None
+        revision = getattr(self.scorer, "resolved_revision", None)
+        return str(revision) if revision else None
+
+    @_resolved_revision.setter
+    def _resolved_revision(self, value: Optional[str]) -> None:
+        self._revision_set = (value,)
 
     def _ensure_model(self) -> None:
         """PRME's seam: make ``_model`` ready once (here the scorer: the ONNX engine, or the injected one)."""

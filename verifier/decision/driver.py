@@ -157,6 +157,9 @@ class VerifierHost(Protocol):
     @property
     def has_scorer(self) -> bool: ...
 
+    @property
+    def _resolved_revision(self) -> Optional[str]: ...
+
     def predict(self, pairs: list[tuple[str, str]]) -> Any: ...
 
 
@@ -212,11 +215,9 @@ class ClaimDriver:
         scorer — or when no scorer was ever built (the host's ``predict`` was
         replaced, as PRME's tests do): a result never names a resolved revision
         nobody resolved (PRME too reports ``None`` when it has no commit hash).
+        A value a PRME-style test set as the host's ``_resolved_revision`` wins, as in PRME.
         """
-        if not self.host.has_scorer:
-            return None
-        revision = getattr(self.host.scorer, "resolved_revision", None)
-        return str(revision) if revision else None
+        return self.host._resolved_revision
 
     def _truncation(self, pairs: list[tuple[str, str]]) -> Sequence[bool]:
         """The scorer's optional ``truncated(pairs)`` (docs/policy.md); no method: nothing truncated."""
