@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from decimal import Decimal
+from fractions import Fraction
 from uuid import UUID
 
 import numpy as np
@@ -453,3 +455,19 @@ def test_evidence_must_be_a_list(evidence: object) -> None:
 def test_integer_config_fields_refuse_booleans() -> None:
     with pytest.raises(ValueError, match="max_group_size"):
         ClaimVerificationConfig(max_group_size=True)
+
+
+@pytest.mark.parametrize("value", [3.0, np.int64(3), np.float32(3.0), Decimal("3"), Decimal("3.00"), Fraction(3)])
+def test_integer_config_fields_take_integral_numbers_of_other_types_as_prme_does(value: object) -> None:
+    """PRME's config (pydantic's lax int) takes ``3.0``, ``numpy.int64(3)`` or ``Decimal("3")`` as 3, and a
+    config built from a DataFrame or a sweep holds such values; the digest is the int's."""
+    config = ClaimVerificationConfig(max_group_size=value, batch_size=value, max_evidence=value)  # type: ignore[arg-type]
+    assert (config.max_group_size, config.batch_size, config.max_evidence) == (3, 3, 3)
+    assert type(config.max_group_size) is int
+    assert config == ClaimVerificationConfig(max_group_size=3, batch_size=3, max_evidence=3)
+
+
+@pytest.mark.parametrize("value", [2.5, Decimal("2.5"), Fraction(5, 2), float("nan"), float("inf"), Decimal("NaN"), "2", np.True_])
+def test_integer_config_fields_refuse_what_is_not_an_integral_number(value: object) -> None:
+    with pytest.raises(ValueError, match="max_group_size"):
+        ClaimVerificationConfig(max_group_size=value)  # type: ignore[arg-type]

@@ -23,7 +23,9 @@ does not matter; the order of passages and groups does).
 from __future__ import annotations
 
 import math
+import numbers
 from datetime import datetime
+from decimal import Decimal
 from enum import Enum
 from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
@@ -33,6 +35,7 @@ from .fields import StrippedNonEmpty as _StrippedNonEmpty
 from .fields import Text as _Text
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -192,6 +195,27 @@ _Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 _Threshold = Annotated[float, Field(ge=0.5, le=1.0, allow_inf_nan=False, strict=True)]
 _Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
+
+def _integral(value: Any) -> Any:
+    """A size given as an integral number of another type is that int, as PRME's config takes it
+    (``2.0``, ``numpy.int64(2)``, ``Decimal("2")``); a bool or a string stays a caller's mistake
+    (docs/compatibility.md, "What the project refuses in addition")."""
+    if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_":
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and float(value).is_integer():  # NaN and inf are not
+        return int(float(value))
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        return int(value)
+    return value
+
+
+#: Size fields: ints in their bounds, integral numbers of other types taken as that int.
+_Size256 = Annotated[int, BeforeValidator(_integral), Field(ge=1, le=256, strict=True)]
+_GroupSize = Annotated[int, BeforeValidator(_integral), Field(ge=1, le=3, strict=True)]
+_CandidateLimit = Annotated[int, BeforeValidator(_integral), Field(ge=2, le=16, strict=True)]
+
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -214,10 +238,10 @@ class ClaimVerificationConfig(BaseModel):
     revision: _StrippedNonEmpty = DEFAULT_REVISION
     entailment_threshold: _Threshold = 0.80
     contradiction_threshold: _Threshold = 0.80
-    batch_size: Annotated[int, Field(ge=1, le=256, strict=True)] = 32
-    max_evidence: Annotated[int, Field(ge=1, le=256, strict=True)] = 64
-    max_group_size: Annotated[int, Field(ge=1, le=3, strict=True)] = 2
-    group_candidate_limit: Annotated[int, Field(ge=2, le=16, strict=True)] = 8
+    batch_size: _Size256 = 32
+    max_evidence: _Size256 = 64
+    max_group_size: _GroupSize = 2
+    group_candidate_limit: _CandidateLimit = 8
     entailment_policy: EntailmentPolicy = "speech_act_guarded"
     refutation_policy: RefutationPolicy = "explicit_corroboration"
 
