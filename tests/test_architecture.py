@@ -31,7 +31,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CONTRACT = {"types", "fields", "options", "validation", "messages", "scoring", "argtypes", "strictjson", "clash"}
+CONTRACT = {"types", "fields", "options", "validation", "messages", "scoring", "argtypes", "strictjson", "small_files", "clash"}
 FACADE = {"", "claim_verifier"}  # "" is verifier/__init__.py
 SURFACES = {"cli", "serve", "assay", "distributed", "rows", "envelopes", "__main__"}
 HEAVY = {"torch", "transformers", "optimum", "export", "verifier_export", "bench"}

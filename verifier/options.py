@@ -111,11 +111,12 @@ def recorded_model_dir(model: str, revision: str) -> Optional[Path]:
     it names another model or revision (two models may share a name). The
     directory itself is not checked here.
     """
+    from .small_files import read_small_file
     from .strictjson import loads
 
-    try:
-        data = loads(pointer_path(model, revision).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # bounded, never blocking: a pointer replaced by /dev/zero or a FIFO is no pointer
+        data = loads(read_small_file(pointer_path(model, revision), "model pointer").decode("utf-8"))
+    except ValueError:  # SmallFileError, UnicodeDecodeError and bad JSON are ValueErrors
         return None
     if not isinstance(data, dict) or data.get("format") != POINTER_FORMAT:
         return None

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from .audit import canonical
+from ..small_files import read_small_file
 from ..strictjson import loads as strict_loads
 from ..types import ClaimVerification, RecordSignature
 
@@ -67,10 +68,8 @@ def _raw_public(public: Any) -> bytes:
 
 
 def _read(path: Union[str, "os.PathLike[str]"], what: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    """The key file, bounded: ``/dev/zero`` or a FIFO is refused, never read or waited on."""
+    return read_small_file(path, what)
 
 
 class PrivateKey:

@@ -18,6 +18,7 @@ from typing import Optional
 
 from starlette.requests import Request
 
+from ..small_files import read_small_file
 from .errors import ApiError
 
 __all__ = ["read_api_key", "check_api_key", "check_bearer", "OPEN_PATHS"]
@@ -49,11 +50,12 @@ def read_api_key(path: Path) -> str:
     """The key in ``path`` (UTF-8; surrounding whitespace stripped).
 
     Raises:
-        ValueError: the file is empty, unreadable, not UTF-8, or the key has a control character.
+        ValueError: the file is empty, unreadable, not a regular file, over 64 KiB, not UTF-8, or the key
+            has a control character.
     """
-    try:
-        key = Path(path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # bounded, never blocking: /dev/zero or a FIFO is refused (verifier/small_files.py)
+        key = read_small_file(path, "API key file").decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
         raise ValueError(f"cannot read the API key file {path}: {exc}") from exc
     if not key:
         raise ValueError(f"the API key file {path} is empty")

@@ -1,0 +1,63 @@
+"""Reading a small file a user names (a key, an API key, a pointer): bounded, never blocking.
+
+A path given for a key may be anything: ``/dev/zero`` would be read until memory runs out, and a
+FIFO would block the open forever (docs/security.md, "Inputs"). So the file is opened without
+blocking, must be a regular file, and is read only up to its limit.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Union
+
+__all__ = ["SMALL_FILE_LIMIT", "SmallFileError", "read_small_file"]
+
+#: Bytes a key, API key or pointer file may hold: far above any real one (an Ed25519 PEM key is
+#: ~120 bytes), far below what could exhaust memory.
+SMALL_FILE_LIMIT = 64 * 1024
+
+
+class SmallFileError(ValueError):
+    """The file is missing, unreadable, not a regular file, or over its limit (the message says which)."""
+
+
+def read_small_file(path: Union[str, "os.PathLike[str]"], what: str, limit: int = SMALL_FILE_LIMIT) -> bytes:
+    """The whole of a small regular file.
+
+    Args:
+        path: the file.
+        what: what it is, for the message ("signing key", "API key file").
+        limit: the most bytes it may hold.
+
+    Raises:
+        SmallFileError: ``"{what} {path}: ..."`` — does not exist, cannot be read (with the OS
+            reason), is not a regular file (a FIFO, device, socket or directory), or is over
+            ``limit`` bytes.
+    """
+    where = f"{what} {path}"
+    try:  # O_NONBLOCK: a FIFO must not hang the open; it is refused just below
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise SmallFileError(f"{where}: does not exist") from None
+    except OSError as exc:
+        raise SmallFileError(f"{where}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            kind = "a directory" if Path(path).is_dir() else "a FIFO, device or socket"
+            raise SmallFileError(f"{where}: is not a regular file ({kind})")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise SmallFileError(f"{where}: cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise SmallFileError(f"{where}: is over {limit} bytes, too large for a {what}")
+    return b"".join(chunks)
