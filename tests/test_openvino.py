@@ -297,3 +297,26 @@ def test_the_ov_int8_variant_runs_its_compiled_file_and_is_refused_elsewhere(tin
     (directory / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ClaimVerificationError, match=r"model.ov-int8.blob cannot be used here \(compiled for openvino 0.0.0-elsewhere"):
         OnnxScorer(directory, variant="ov-int8").load()
+
+
+def test_the_runtime_imports_openvino_without_its_telemetry(tmp_path: Path) -> None:
+    """Regression: ``import openvino`` (its model converter) forked a process that posted a usage event to an
+    analytics server and wrote ``~/intel`` on every run of ``info`` or a bf16 variant; under the CLI the fork
+    also printed a traceback. CI=true hides it (openvino_telemetry's own CI check), so it is unset here."""
+    code = (
+        "import sys\n"
+        "from verifier.engine.ov_session import openvino_version\n"
+        "assert openvino_version()\n"
+        "import openvino, openvino.tools.ovc.telemetry_utils as utils\n"
+        "print('telemetry loaded:', 'openvino_telemetry' in sys.modules, 'converter uses:', utils.tm.__name__)\n"
+        "import openvino_telemetry\n"  # the caller's own import still works afterwards
+        "print('convert_model:', callable(openvino.convert_model))\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key not in ("CI", "TF_BUILD", "JENKINS_URL")}
+    env["HOME"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "telemetry loaded: False converter uses: openvino.tools.ovc.telemetry_stub" in done.stdout
+    assert "convert_model: True" in done.stdout
+    assert not (tmp_path / "intel").exists()  # no client id, no usage counter
+    assert "Traceback" not in done.stderr

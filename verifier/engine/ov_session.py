@@ -30,6 +30,7 @@ importing this module is cheap.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
@@ -70,10 +71,38 @@ CPU_FLAGS: tuple[str, ...] = ("amx_tile", "amx_bf16", "amx_int8", "avx512_bf16",
 _INSTALL = "install the openvino extra (pip install -e '.[openvino]' in a checkout, or the built wheel with [openvino])"
 
 
+def import_openvino() -> Any:
+    """``import openvino`` without its telemetry: the ``openvino`` module.
+
+    OpenVINO's ``__init__`` imports its model converter, which sends a usage event through the
+    ``openvino_telemetry`` package (a forked process posting to an analytics server, and files
+    under ``~/intel``) on every import. This engine runs offline and auditable
+    (docs/security.md), so that package is hidden while OpenVINO is first imported; the converter
+    then uses its own no-op stub and still works, and a later ``import openvino_telemetry`` of the
+    caller's is unaffected. An ``openvino`` imported before is returned as it is.
+
+    Raises:
+        ImportError: OpenVINO is not installed.
+    """
+    if "openvino" in sys.modules:
+        import openvino
+
+        return openvino
+    hidden = "openvino_telemetry" not in sys.modules
+    if hidden:
+        sys.modules["openvino_telemetry"] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        import openvino
+    finally:
+        if hidden and sys.modules.get("openvino_telemetry", False) is None:
+            del sys.modules["openvino_telemetry"]
+    return openvino
+
+
 def openvino_version() -> Optional[str]:
     """The installed OpenVINO runtime's version string, or ``None`` when it is not installed."""
     try:
-        import openvino
+        openvino = import_openvino()
     except ImportError:
         return None
     return str(openvino.get_version())
@@ -81,7 +110,7 @@ def openvino_version() -> Optional[str]:
 
 def _core() -> "Core":
     try:
-        import openvino
+        openvino = import_openvino()
     except ImportError as exc:
         raise ClaimVerificationError(f"this variant runs on OpenVINO, which is not installed: {_INSTALL}") from exc
     return openvino.Core()
@@ -328,8 +357,7 @@ def fp16_weights(core: "Core", graph: Any) -> Any:
     """
     import tempfile
 
-    import openvino
-
+    openvino = import_openvino()
     with tempfile.TemporaryDirectory(prefix="claim-verifier-ov-") as folder:
         path = os.path.join(folder, "model.xml")
         openvino.save_model(graph, path, compress_to_fp16=True)
@@ -394,7 +422,7 @@ def import_compiled(
     """
     core = _core()
     check_precision(precision, capabilities if capabilities is not None else cpu_capabilities())
-    import openvino
+    openvino = import_openvino()
 
     properties = {} if threads is None else {"INFERENCE_NUM_THREADS": int(threads)}
     # OpenVINO imports from a tensor over our private buffer without copying it again and keeps
