@@ -572,6 +572,29 @@ def test_a_resolved_revision_a_prme_test_sets_is_the_results_after_a_model_call(
     assert scripted.verify_bundle_sync("The launch is Tuesday.", _memory_bundle()).resolved_revision == "abc123"
 
 
+@pytest.mark.parametrize("revision", ["\ud800", "a\x00b", "   ", "x" * 201])
+def test_a_scorers_unwritable_resolved_revision_is_a_model_failure(revision: str) -> None:
+    """Regression: a lone surrogate was put into the result, whose ``model_dump_json()`` then raised; a
+    revision a result cannot carry as printable JSON text is now the scorer's failure, never a status."""
+    verifier = ClaimVerifier(scorer=ScriptedScorer(default=(0.9, 0.05), resolved_revision=revision))
+    with pytest.raises(ClaimVerificationError, match="resolved_revision is not a printable revision"):
+        verifier.verify_bundle_sync("The launch is Tuesday.", _memory_bundle())
+
+
+def test_a_scorers_failing_resolved_revision_raises_claim_verification_error() -> None:
+    class Failing(ScriptedScorer):
+        @property  # type: ignore[override]
+        def resolved_revision(self) -> str:
+            raise RuntimeError("boom")
+
+        @resolved_revision.setter
+        def resolved_revision(self, value: object) -> None:
+            pass
+
+    with pytest.raises(ClaimVerificationError, match="resolved_revision failed: RuntimeError: boom"):
+        ClaimVerifier(scorer=Failing(default=(0.9, 0.05))).verify_bundle_sync("The launch is Tuesday.", _memory_bundle())
+
+
 def test_prme_shaped_evidence_and_config_objects_are_accepted() -> None:
     """A PRME user's own ClaimEvidence/ClaimVerificationConfig objects (other pydantic models with the same
     fields) are validated from their model_dump()."""

@@ -105,8 +105,18 @@ class _PrmeSeams:
             return self._revision_set[0]
         if not self.has_scorer:
             return None
-        revision = getattr(self.scorer, "resolved_revision", None)
-        return str(revision) if revision else None
+        try:
+            revision = getattr(self.scorer, "resolved_revision", None)
+        except ClaimVerificationError:
+            raise
+        except Exception as exc:  # a scorer's property failing is a model failure, never a status
+            raise ClaimVerificationError(f"scorer's resolved_revision failed: {type(exc).__name__}: {exc}") from exc
+        if not revision:
+            return None
+        text = str(revision)
+        if not text.isprintable() or not text.strip() or len(text) > 200:  # a result must stay writable JSON
+            raise ClaimVerificationError(f"scorer's resolved_revision is not a printable revision: {text[:80]!r}")
+        return text
 
     @_resolved_revision.setter
     def _resolved_revision(self, value: Optional[str]) -> None:
