@@ -208,3 +208,25 @@ def test_cli_refuses_a_key_file_that_is_also_an_output(
     assert code == 2
     assert f"error: --score-cache-key {key} is also -o; the key needs a file of its own" in capsys.readouterr().err
     assert key.read_text() == "c" * 64 and not (tmp_path / "scores.sqlite").exists()
+
+
+def test_rows_with_a_valid_mac_over_non_finite_logits_are_logged_as_such_not_as_mac_failures(
+    tiny_model_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rows a key holder wrote with NaN logits carry a valid MAC: they are misses, and the warning says what
+    is wrong with them (before, it blamed their MAC, which checked out)."""
+    import hmac
+
+    requests = _requests()
+    store = tmp_path / "scores.sqlite"
+    plain = [r.model_dump_json() for r in ClaimVerifier.from_model_dir(tiny_model_dir).verify_many_sync(requests)]
+    ClaimVerifier.from_model_dir(tiny_model_dir, runtime=RuntimeOptions(score_cache=store)).verify_many_sync(requests)
+    key = default_key_path(store).read_bytes().strip()
+    nan = np.full(3, np.nan, dtype="<f4").tobytes() + b"\x00"
+    written = _rewrite_rows(store, lambda row: (nan, hmac.new(key, row + nan, "sha256").digest()))
+    with caplog.at_level(logging.WARNING, logger="verifier.engine"):
+        warm = ClaimVerifier.from_model_dir(tiny_model_dir, runtime=RuntimeOptions(score_cache=store))
+        assert [r.model_dump_json() for r in warm.verify_many_sync(requests)] == plain
+    assert "failed their MAC" not in caplog.text
+    found = re.findall(r"(\d+) rows carry a valid MAC but non-finite logits", caplog.text)
+    assert sum(int(n) for n in found) == written == warm.stats["store_rejected"]

@@ -228,7 +228,7 @@ class ScoreStore:
         truncated = np.zeros(len(keys), dtype=bool)
         position = {key: index for index, key in enumerate(keys)}
         stale: list[int] = []
-        rejected = 0
+        rejected = unreadable = 0
         with self._lock:
             conn = self._connection()
             newest = int(conn.execute("SELECT coalesce(max(seq), 0) FROM scores").fetchone()[0])
@@ -250,16 +250,24 @@ class ScoreStore:
                     row = np.frombuffer(blob, dtype="<f4", count=_WIDTH)
                     if not np.isfinite(row).all() or blob[-1] not in (0, 1):
                         rejected += 1
+                        unreadable += 1
                         continue
                     found[index] = True
                     logits[index] = row
                     truncated[index] = blob[-1] == 1
                     if int(seq) <= renew_below:
                         stale.append(index)
-        if rejected:
+        if rejected - unreadable:
             _LOG.warning(
                 "score store %s: %d rows failed their MAC (written without the key %s: edited, forged or from a "
-                "verifier before the MAC) or their size; rescored and rewritten", self.path, rejected, self.key_file,
+                "verifier before the MAC) or their size; rescored and rewritten", self.path, rejected - unreadable,
+                self.key_file,
+            )
+        if unreadable:  # a valid MAC over logits no engine writes: written with the key, by something else
+            _LOG.warning(
+                "score store %s: %d rows carry a valid MAC but non-finite logits or a bad truncation flag "
+                "(written with the key %s by something other than this engine); rescored and rewritten",
+                self.path, unreadable, self.key_file,
             )
         return Lookup(found, logits, truncated, stale, rejected)
 
