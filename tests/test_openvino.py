@@ -303,6 +303,7 @@ def test_the_runtime_imports_openvino_without_its_telemetry(tmp_path: Path) -> N
     """Regression: ``import openvino`` (its model converter) forked a process that posted a usage event to an
     analytics server and wrote ``~/intel`` on every run of ``info`` or a bf16 variant; under the CLI the fork
     also printed a traceback. CI=true hides it (openvino_telemetry's own CI check), so it is unset here."""
+    pytest.importorskip("openvino")  # the openvino extra: CI reruns this once it is installed
     code = (
         "import sys\n"
         "from verifier.engine.ov_session import openvino_version\n"
