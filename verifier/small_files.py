@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 from typing import Union
 
-__all__ = ["SMALL_FILE_LIMIT", "SmallFileError", "read_small_file"]
+__all__ = ["SMALL_FILE_LIMIT", "SmallFileError", "read_small_file", "read_small_file_with_stat"]
 
 #: Bytes a key, API key or pointer file may hold: far above any real one (an Ed25519 PEM key is
 #: ~120 bytes), far below what could exhaust memory.
@@ -24,7 +24,14 @@ class SmallFileError(ValueError):
 
 
 def read_small_file(path: Union[str, "os.PathLike[str]"], what: str, limit: int = SMALL_FILE_LIMIT) -> bytes:
-    """The whole of a small regular file.
+    """The whole of a small regular file (:func:`read_small_file_with_stat` without the status)."""
+    return read_small_file_with_stat(path, what, limit)[0]
+
+
+def read_small_file_with_stat(
+    path: Union[str, "os.PathLike[str]"], what: str, limit: int = SMALL_FILE_LIMIT
+) -> tuple[bytes, os.stat_result]:
+    """The whole of a small regular file, and the status of the descriptor it was read from (its mode, for a key).
 
     Args:
         path: the file.
@@ -44,7 +51,8 @@ def read_small_file(path: Union[str, "os.PathLike[str]"], what: str, limit: int 
     except OSError as exc:
         raise SmallFileError(f"{where}: cannot be read: {exc.strerror or exc}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
             kind = "a directory" if Path(path).is_dir() else "a FIFO, device or socket"
             raise SmallFileError(f"{where}: is not a regular file ({kind})")
         chunks, size = [], 0
@@ -60,4 +68,4 @@ def read_small_file(path: Union[str, "os.PathLike[str]"], what: str, limit: int 
         os.close(fd)
     if size > limit:
         raise SmallFileError(f"{where}: is over {limit} bytes, too large for a {what}")
-    return b"".join(chunks)
+    return b"".join(chunks), status

@@ -24,6 +24,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from ..small_files import SmallFileError, read_small_file_with_stat
 from ..types import ClaimVerificationError
 
 __all__ = ["MAC_BYTES", "MIN_KEY_BYTES", "MAX_KEY_BYTES", "ScoreStoreError", "default_key_path", "load_key", "row_mac"]
@@ -55,23 +56,11 @@ def row_mac(key: bytes, row_key: bytes, blob: bytes) -> bytes:
 
 def _read(path: Path) -> bytes:
     """The key in ``path``; raises :class:`ScoreStoreError` naming the path and what is wrong."""
-    try:  # O_NONBLOCK: a FIFO must not hang the open; it is refused just below
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise ScoreStoreError(f"score store key {path}: does not exist (create one: see docs/score-store.md)") from None
-    except OSError as exc:
-        raise ScoreStoreError(f"score store key {path}: cannot be read: {exc}") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ScoreStoreError(f"score store key {path}: is not a regular file")
-        data = os.read(fd, MAX_KEY_BYTES + 1)
-    except OSError as exc:
-        raise ScoreStoreError(f"score store key {path}: cannot be read: {exc}") from exc
-    finally:
-        os.close(fd)
-    if len(data) > MAX_KEY_BYTES:
-        raise ScoreStoreError(f"score store key {path}: is over {MAX_KEY_BYTES} bytes; not a key file")
+    try:  # bounded and never blocking: a FIFO or /dev/zero is refused (verifier/small_files.py)
+        data, info = read_small_file_with_stat(path, "score store key", MAX_KEY_BYTES)
+    except SmallFileError as exc:
+        hint = " (create one: see docs/score-store.md)" if str(exc).endswith(": does not exist") else ""
+        raise ScoreStoreError(f"{exc}{hint}") from None
     key = data.strip(b" \t\r\n")
     if len(key) < MIN_KEY_BYTES:
         raise ScoreStoreError(
