@@ -150,8 +150,8 @@ class _PrmeSeams:
                                     show_progress_bar=False)
             except Exception as exc:
                 raise ClaimVerificationError("Claim verification inference failed") from exc
-        values = validate_scores(raw, len(pairs))
         indexes = self._label_indexes if self._label_indexes is not None else _PINNED_LABEL_INDEXES
+        values = validate_scores(raw, len(pairs), columns=indexes)  # PRME's checks, each in PRME's column order
         return [(float(row[indexes["entailment"]]), float(row[indexes["contradiction"]]), float(row[indexes["neutral"]]))
                 for row in values]
 

@@ -42,6 +42,16 @@ class Scorer(Protocol):
         ...
 
 
+_LABELS = ("entailment", "contradiction", "neutral")
+
+
+def _not_summing(row: int, values: np.ndarray) -> ClaimVerificationError:
+    return ClaimVerificationError(
+        f"scorer returned scores not summing to 1 (rel/abs tolerance {PROBABILITY_SUM_TOLERANCE:g}) "
+        f"at row {row}: {values.tolist()} (claim verifier probabilities must be normalized to [0, 1])"
+    )
+
+
 def _row_sums_to_one(entailment: float, contradiction: float, neutral: float) -> bool:
     """The reference's per-group check: ``math.isclose(e + c + n, 1, rel_tol=1e-5, abs_tol=1e-5)``,
     summed left to right in (entailment, contradiction, neutral) order (PRME 0.15.0's
@@ -51,7 +61,9 @@ def _row_sums_to_one(entailment: float, contradiction: float, neutral: float) ->
     )
 
 
-def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
+def validate_scores(
+    scores: object, expected_rows: int, *, columns: Optional[Mapping[str, int]] = None
+) -> np.ndarray:
     """Check a scorer's output and return it as a float64 array of shape (n, 3), values unchanged.
 
     The checks are the reference's (PRME 0.15.0, docs/compatibility.md), and
@@ -66,6 +78,11 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
         scores: what the scorer returned: an array-like of shape ``(n, 3)`` of
             (entailment, contradiction, neutral) rows, pair order.
         expected_rows: ``n``, the number of pairs scored.
+        columns: where ``entailment``, ``contradiction`` and ``neutral`` are in a row, for a
+            model's raw rows in its own label order (PRME's ``_label_indexes``); ``None``: rows are
+            already (entailment, contradiction, neutral). ``np.allclose`` sums a row as it is;
+            ``math.isclose`` sums it in (entailment, contradiction, neutral) order, as PRME does
+            after picking the columns (its ``EvidenceGroupScore``).
 
     Raises:
         ClaimVerificationError: not an array of real numbers (complex, bool,
@@ -102,18 +119,21 @@ def validate_scores(scores: object, expected_rows: int) -> np.ndarray:
     in_range = [bool(ok) for ok in bounded.reshape(-1)]
     close = np.asarray(np.isclose(array.sum(axis=1), 1.0, rtol=PROBABILITY_SUM_TOLERANCE, atol=PROBABILITY_SUM_TOLERANCE))
     summed = [bool(ok) for ok in close.reshape(-1)]
+    # PRME's order: its _predict_sync checks every raw row (range, then np.allclose), and only then
+    # does its EvidenceGroupScore check each row's e + c + n (math.isclose).
     for row in range(expected_rows):
-        entailment, contradiction, neutral = (float(value) for value in array[row])
         if not in_range[row]:
             raise ClaimVerificationError(
                 f"scorer returned scores outside [0, 1] at row {row}: {array[row].tolist()} "
                 "(claim verifier probabilities must be normalized to [0, 1])"
             )
-        if not (summed[row] and _row_sums_to_one(entailment, contradiction, neutral)):
-            raise ClaimVerificationError(
-                f"scorer returned scores not summing to 1 (rel/abs tolerance {PROBABILITY_SUM_TOLERANCE:g}) "
-                f"at row {row}: {array[row].tolist()} (claim verifier probabilities must be normalized to [0, 1])"
-            )
+        if not summed[row]:
+            raise _not_summing(row, array[row])
+    picks = (0, 1, 2) if columns is None else tuple(columns[name] for name in _LABELS)
+    for row in range(expected_rows):
+        entailment, contradiction, neutral = (float(array[row, index]) for index in picks)
+        if not _row_sums_to_one(entailment, contradiction, neutral):
+            raise _not_summing(row, array[row])
     return array
 
 
