@@ -201,6 +201,17 @@ def test_evidence_refs_select_in_their_own_order() -> None:
         bundle_evidence(bundle, (" M2 ",))
 
 
+@pytest.mark.parametrize("entry", [["M1"], {"M1": 1}, {"M1"}])
+def test_an_unhashable_evidence_ref_is_a_type_error_as_in_prme(entry: object) -> None:
+    """Regression (differential hunt): PRME looks each entry up in a dict, so ``[["M1"]]`` raises its
+    ``TypeError: unhashable type``; the project answered ``ValueError`` (unknown reference)."""
+    bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
+    with pytest.raises(TypeError, match=re.escape(f"evidence_refs entry {entry!r}: unhashable type")):
+        bundle_evidence(bundle, [entry])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="Unknown context reference: 1"):  # hashable, not a str: unknown, as in PRME
+        bundle_evidence(bundle, [1])  # type: ignore[list-item]
+
+
 def test_a_repeated_evidence_ref_is_refused_by_the_verifier_as_a_duplicate_reference() -> None:
     bundle = ContextBundle(rendered_context="[M1] a b", candidates=(candidate("M1", ID1, "a b"),))
     verifier = ClaimVerifier(scorer=ScriptedScorer(default=(0.1, 0.1)))

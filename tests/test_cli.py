@@ -19,6 +19,7 @@ from verifier import cli
 from verifier.decision import audit
 from verifier.claim_verifier import ClaimVerifier
 from verifier.engine.manifest import MANIFEST_NAME, FileRecord, Manifest, ParityReport
+from verifier.messages import export_command
 from verifier.options import RuntimeOptions, available_cpus
 from verifier.scoring import ScriptedScorer
 from verifier.types import (
@@ -504,10 +505,11 @@ def test_missing_model_dir_says_how_to_create_it(capsys: pytest.CaptureFixture[s
     code, out, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(missing), make_verifier=scripted.make)
     assert (code, out) == (1, "")
     assert err.count("\n") == 1
+    export = export_command()  # this interpreter as typed here: .venv/bin/python unless the venv is activated
     assert err == (
-        f"error: model directory {missing} does not exist; create it once with `python -m export --output {missing}` "
+        f"error: model directory {missing} does not exist; create it once with `{export} --output {missing}` "
         f"(the pinned {DEFAULT_MODEL}; needs the export extra and the Hugging Face hub or a local copy), "
-        f"or `python -m export --smoke --output {missing}` (random-weights test model: meaningless decisions)\n"
+        f"or `{export} --smoke --output {missing}` (random-weights test model: meaningless decisions)\n"
     )
     assert scripted.verifiers == []
 
@@ -515,7 +517,7 @@ def test_missing_model_dir_says_how_to_create_it(capsys: pytest.CaptureFixture[s
 def test_model_dir_without_manifest(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
     code, _, err = run_main(capsys, "verify", str(CLAIMS), "--model-dir", str(tmp_path), make_verifier=scripted.make)
     assert code == 1
-    assert err.startswith(f"error: model directory {tmp_path} has no manifest.json; create it once with `python -m export --output {tmp_path}`")
+    assert err.startswith(f"error: model directory {tmp_path} has no manifest.json; create it once with `{export_command()} --output {tmp_path}`")
 
 
 def test_default_model_dir_comes_from_environment(
@@ -673,7 +675,7 @@ def test_one_off_complete_set_and_no_evidence(capsys: pytest.CaptureFixture[str]
 def test_one_off_missing_model(capsys: pytest.CaptureFixture[str], scripted: Built, tmp_path: Path) -> None:
     code, out, err = run_main(capsys, "verify", "--model-dir", str(tmp_path / "absent"), "--claim", "c d", "--evidence", "e f", make_verifier=scripted.make)
     assert (code, out) == (1, "")
-    assert "create it once with `python -m export --output " in err
+    assert f"create it once with `{export_command()} --output " in err
 
 
 # ---------------------------------------------------------------- info
@@ -726,7 +728,7 @@ def test_info_missing_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     assert (names[0] if names else "unknown model") in out
     assert "fastest gated variant" not in out
     assert err.startswith(
-        f"error: model directory {tmp_path / 'absent'} does not exist; create it once with `python -m export --output {tmp_path / 'absent'}`"
+        f"error: model directory {tmp_path / 'absent'} does not exist; create it once with `{export_command()} --output {tmp_path / 'absent'}`"
     )
 
 
@@ -735,11 +737,13 @@ def test_default_model_dir_hint(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
     code, _, err = run_main(capsys, "info")
     assert code == 1
+    export = export_command()  # outside a checkout: the installed shim (issue 34), through this interpreter
+    assert export.endswith(" -m export")
     assert err.startswith(
         f"error: model directory models/nli-deberta-v3-base-6c749ce3425c (relative to {tmp_path}) does not exist; "
-        "create it once with `python -m export` ("  # outside a checkout: the installed shim (issue 34)
+        f"create it once with `{export}` ("
     )
-    assert "or `python -m export --smoke --output DIR` and pass --model-dir DIR (random-weights" in err
+    assert f"or `{export} --smoke --output DIR` and pass --model-dir DIR (random-weights" in err
 
 
 def test_without_the_pinned_model_the_error_names_the_smoke_export_that_is_there(

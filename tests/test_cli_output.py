@@ -23,6 +23,7 @@ from jsonl_helpers import evidence_row, scripted_verifier, write_jsonl
 
 from verifier import cli
 from verifier.cli.output import Destination
+from verifier.messages import export_command
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "test/scripted-nli"
@@ -218,7 +219,7 @@ class TestHostileInput:
         code = cli.main(["verify", str(write(tmp_path / "in.jsonl", [row(1)])), "--model-dir", str(model_file), "-q"])
         assert code == 1
         assert capsys.readouterr().err.strip() == (
-            f"error: --model-dir {model_file} is a file, not a model directory; give the directory python -m export wrote"
+            f"error: --model-dir {model_file} is a file, not a model directory; give the directory {export_command()} wrote"
         )
 
     def test_output_is_utf8_whatever_the_locale(self, tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -457,7 +457,7 @@ def test_integer_config_fields_refuse_booleans() -> None:
         ClaimVerificationConfig(max_group_size=True)
 
 
-@pytest.mark.parametrize("value", [3.0, np.int64(3), np.float32(3.0), Decimal("3"), Decimal("3.00"), Fraction(3)])
+@pytest.mark.parametrize("value", [3.0, np.int64(3), np.float32(3.0), np.array(3), np.array(3.0), Decimal("3"), Decimal("3.00"), Fraction(3)])
 def test_integer_config_fields_take_integral_numbers_of_other_types_as_prme_does(value: object) -> None:
     """PRME's config (pydantic's lax int) takes ``3.0``, ``numpy.int64(3)`` or ``Decimal("3")`` as 3, and a
     config built from a DataFrame or a sweep holds such values; the digest is the int's."""
@@ -467,7 +467,10 @@ def test_integer_config_fields_take_integral_numbers_of_other_types_as_prme_does
     assert config == ClaimVerificationConfig(max_group_size=3, batch_size=3, max_evidence=3)
 
 
-@pytest.mark.parametrize("value", [2.5, Decimal("2.5"), Fraction(5, 2), float("nan"), float("inf"), Decimal("NaN"), "2", np.True_])
+@pytest.mark.parametrize(
+    "value", [2.5, Decimal("2.5"), Fraction(5, 2), float("nan"), float("inf"), Decimal("NaN"), "2", np.True_, np.array(True),
+              np.array(2.5), np.array([3])],
+)
 def test_integer_config_fields_refuse_what_is_not_an_integral_number(value: object) -> None:
     with pytest.raises(ValueError, match="max_group_size"):
         ClaimVerificationConfig(max_group_size=value)  # type: ignore[arg-type]

@@ -42,6 +42,7 @@ from verifier.engine.golden import read_golden
 from verifier.engine.manifest import MANIFEST_NAME, read_manifest, sha256_file
 from verifier.options import MODEL_DIR_ENV, RuntimeOptions
 from verifier.engine.tokenization import encode_pairs, load_tokenizer
+from verifier.messages import export_command
 from verifier.types import ClaimVerificationError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -286,17 +287,17 @@ class TestConstructionAndValidation:
         with pytest.raises(
             ClaimVerificationError,
             match=re.escape(f"model directory {tmp_path / 'absent'} does not exist; create it with "
-                            f"`python -m export --model org/some-nli --revision abc123 --output {tmp_path / 'absent'}`, "
+                            f"`{export_command()} --model org/some-nli --revision abc123 --output {tmp_path / 'absent'}`, "
                             f"or load an existing export with ClaimVerifier.from_model_dir(<dir>)"),
         ):
             scorer.score([("p", "h")])
 
-    @pytest.mark.parametrize(("model", "revision", "command"), [
-        (DEFAULT_MODEL, DEFAULT_REVISION, "python -m export"),
-        ("org/some-nli", "abc123", "python -m export --model org/some-nli --revision abc123"),
+    @pytest.mark.parametrize(("model", "revision", "options"), [
+        (DEFAULT_MODEL, DEFAULT_REVISION, ""),
+        ("org/some-nli", "abc123", " --model org/some-nli --revision abc123"),
     ])
     def test_missing_default_location_says_export_without_output(
-        self, model: str, revision: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        self, model: str, revision: str, options: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """Regression (stop 43's new-user trial): ClaimVerifier() with nothing exported said to export with
         --output models/..., which records no per-user copy, so ClaimVerifier() then worked only from that
@@ -308,7 +309,7 @@ class TestConstructionAndValidation:
             scorer.score([("p", "h")])
         name = f"{model.split('/')[-1]}-{revision[:12]}"
         assert str(failure.value).startswith(
-            f"model directory models/{name} does not exist; create it once with `{command}` (it also records this "
+            f"model directory models/{name} does not exist; create it once with `{export_command()}{options}` (it also records this "
             "user's copy, found from any directory), or load an existing export with ClaimVerifier.from_model_dir(<dir>)"
         )
 
@@ -730,7 +731,7 @@ class TestIntegrity:
         with pytest.raises(ClaimVerificationError) as failure:
             OnnxScorer(tiny_model_dir, variant=variant).load()
         message = str(failure.value)
-        assert f"available: none; build it with `python -m export.variants {tiny_model_dir} --variants {variant}`" in message
+        assert f"available: none; build it with `{export_command()}.variants {tiny_model_dir} --variants {variant}`" in message
         assert ("with the openvino extra" in message) is (variant in ("bf16", "ov-int8"))
 
     def test_the_exporter_builds_exactly_the_variants_the_hint_knows(self) -> None:

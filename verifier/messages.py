@@ -7,6 +7,7 @@ UUID``) and no message carries pydantic's documentation links.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Optional
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 
 __all__ = [
     "DISTRIBUTION", "PYDANTIC_WORDS", "describe_validation_error", "strip_pydantic_links", "one_line", "install_hint",
-    "export_command", "printable",
+    "export_command", "python_command", "printable",
 ]
 
 #: The distribution's name (what pip and importlib.metadata call it; not published to PyPI); the import package is ``verifier``.
@@ -91,6 +92,27 @@ def one_line(exc: BaseException) -> str:
 SMOKE_DIR = Path("models") / "tiny-deberta-v2-smoke-seed0"
 
 
+def python_command() -> str:
+    """This interpreter as a user would type it here, for messages that give a command to run.
+
+    ``python`` when that is what ``python`` on ``PATH`` runs (an activated virtualenv); else
+    the interpreter's path, relative when it is under the working directory
+    (``.venv/bin/python`` in a checkout whose virtualenv is not activated: a plain ``python``
+    there is another interpreter, without this project's packages).
+    """
+    import shutil
+    import sys
+
+    executable = os.path.abspath(sys.executable or "python")
+    found = shutil.which("python")
+    if found and os.path.abspath(found) == executable:
+        return "python"
+    try:
+        return str(Path(executable).relative_to(Path.cwd()))
+    except ValueError:
+        return executable
+
+
 def export_command() -> str:
     """The exporter as a user types it in the working directory, for messages that say how to export.
 
@@ -99,19 +121,21 @@ def export_command() -> str:
     distribution is installed (it installs the shim). Else, where another
     ``export`` package would answer (one in the working directory, say),
     ``python -m verifier_export``, which is the same command under its own name.
+    ``python`` is :func:`python_command`.
     """
     import importlib.util
 
+    python = python_command()
     local = Path("export")
     if local.exists():  # `python -m` puts the working directory first: this one answers
-        return "python -m export" if _is_shim(local) else "python -m verifier_export"
+        return f"{python} -m export" if _is_shim(local) else f"{python} -m verifier_export"
     try:
         spec = importlib.util.find_spec("export")
     except (ImportError, ValueError):
         spec = None
     if spec is not None and spec.origin and _is_shim(Path(spec.origin).parent):
-        return "python -m export"
-    return "python -m verifier_export"
+        return f"{python} -m export"
+    return f"{python} -m verifier_export"
 
 
 def _is_shim(folder: Path) -> bool:

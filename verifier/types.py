@@ -198,8 +198,10 @@ _Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 def _integral(value: Any) -> Any:
     """A size given as an integral number of another type is that int, as PRME's config takes it
-    (``2.0``, ``numpy.int64(2)``, ``Decimal("2")``); a bool or a string stays a caller's mistake
+    (``2.0``, ``numpy.int64(2)``, ``numpy.array(2)``, ``Decimal("2")``); a bool or a string stays a caller's mistake
     (docs/compatibility.md, "What the project refuses in addition")."""
+    if type(value).__name__ == "ndarray" and getattr(value, "ndim", None) == 0:  # numpy.array(2), as PRME takes it
+        value = value.item()
     if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_":
         return value
     if isinstance(value, numbers.Integral):

@@ -264,12 +264,10 @@ def _export(args: argparse.Namespace, atol: float, attention: "Attention", progr
 
 
 def _python() -> str:
-    """The interpreter as a user would type it here: ``.venv/bin/python`` when it is under the working directory."""
-    executable = Path(sys.executable)
-    try:
-        return str(executable.relative_to(Path.cwd()))
-    except ValueError:
-        return str(executable)
+    """The interpreter as a user would type it here (``.venv/bin/python`` in a checkout, not activated)."""
+    from verifier.messages import python_command
+
+    return python_command()
 
 
 def _use_next(output_dir: Path, model: str, revision: str) -> str:

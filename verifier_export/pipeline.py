@@ -94,11 +94,9 @@ MIN_MAX_LENGTH = 8
 #: ``AutoTokenizer.from_pretrained(<export dir>)`` works for independent checks.
 _OPTIONAL_FILES: tuple[str, ...] = ("tokenizer_config.json", "special_tokens_map.json")
 
-#: Appended to a failed hub download: the two ways to export without the network.
-OFFLINE_HINT = (
-    "(offline? export a local Hugging Face directory with --model /path/to/dir, "
-    "or run python -m export --smoke for a random-weights plumbing model)"
-)
+#: Appended to a failed hub download: the two ways to export without the network. It names options,
+#: not a command line: the CLI's ``next:`` line gives the whole command with the interpreter in use.
+OFFLINE_HINT = "(offline? export a local Hugging Face directory with --model DIR, or a random-weights plumbing model with --smoke)"
 #: Called with each exported ``model.onnx`` before its parity gate (tests perturb it).
 OnnxHook = Callable[[Path], None]
 

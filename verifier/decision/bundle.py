@@ -342,7 +342,8 @@ def bundle_evidence(
         TypeError: ``bundle`` is none of the accepted kinds (the message lists them), or a
             part of a ``MemoryBundle`` is malformed (:class:`BundleTypeError`, naming the part:
             a section that is a string, a candidate without ``.node``, an id that is not a
-            UUID, a reference key that is not a str, ``rendered_text`` given as bytes, ...).
+            UUID, a reference key that is not a str, ``rendered_text`` given as bytes, ...), or
+            an ``evidence_refs`` entry is unhashable (a list: PRME's ``TypeError`` too).
         ValueError: a ``ContextBundle`` with candidates cites none of them (it
             was rendered without citations); a ``MemoryBundle`` in reader format
             has no citation references (``ensure_citable``), or its context cites a
@@ -418,6 +419,11 @@ def bundle_evidence(
         by_reference = {item.reference: item for item in evidence}
         selected: list[ClaimEvidence] = []
         for reference in evidence_refs:
+            if not isinstance(reference, str):
+                try:  # PRME looks each entry up in a dict: an unhashable one is a TypeError there too
+                    hash(reference)
+                except TypeError as exc:
+                    raise TypeError(f"evidence_refs entry {reference!r}: {exc} (a reference is a string)") from None
             if not isinstance(reference, str) or reference not in by_reference:
                 raise ValueError(
                     f"evidence_refs names no candidate of the bundle: {reference!r} "
