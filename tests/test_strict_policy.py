@@ -739,3 +739,42 @@ print(json.dumps(out))
     assert report["strict_status"] == "insufficient"  # "the memo says": a reported speech act, vetoed
     assert report["strict_rulings"] == [["vetoed_support", "strict_speech_act"]]
     assert report["after_strict"] is True
+
+
+# ---------------------------------------------------------------- numbers of any length (adversarial hunt)
+
+_HUGE = [
+    ("The job takes " + "9" * 400 + "k.", "The job takes " + "8" * 400 + "k."),  # float(…) * 1000 was inf
+    ("Ticket " + "1" * 4301 + " is open.", "Ticket " + "1" * 4300 + "2 is open."),  # int → str limit
+    ("The job takes 1" + "0" * 4000 + " steps.", "The job takes 2" + "0" * 4000 + " steps."),  # 10.0 ** 4000
+    ("It cost $" + "9" * 400 + ".", "It cost $" + "8" * 400 + "."),  # both read as $inf: equal
+    ("It cost " + "9" * 400 + " million.", "It cost " + "8" * 400 + " million."),
+    ("It is " + "9" * 400 + " km.", "It is " + "8" * 400 + " km."),  # both inf km: equal
+]
+
+
+@pytest.mark.parametrize(("claim", "passage"), _HUGE)
+def test_a_number_of_any_length_is_read_exactly_and_never_raises(claim: str, passage: str) -> None:
+    """Regression: a claim or passage with a number too large for a float (or for int's 4,300-digit
+    string conversion) raised OverflowError or ValueError after the model call, a raw traceback in the
+    CLI that no --skip-invalid skipped; and two different such amounts were both read as inf, so a
+    passage stating another amount supported the claim. Now they are exact numbers: equal or not."""
+    evidence = [ClaimEvidence(reference="m1", memory_id=mid("m1"), text=passage)]
+    entailed = ClaimVerifier(STRICT, scorer=ScriptedScorer(default=(0.95, 0.01))).verify_sync(claim, evidence)
+    assert entailed.status.value == "insufficient" and [r.rule for r in entailed.strict_rulings] == ["value_mismatch"]
+    same = [ClaimEvidence(reference="m1", memory_id=mid("m1"), text=claim)]
+    assert ClaimVerifier(STRICT, scorer=ScriptedScorer(default=(0.95, 0.01))).verify_sync(claim, same).status.value == "supported"
+    for scores in ((0.01, 0.95), (0.1, 0.1)):
+        ClaimVerifier(STRICT, scorer=ScriptedScorer(default=scores)).verify_sync(claim, evidence)  # raises nothing
+
+
+@pytest.mark.parametrize(("claim", "passage"), [
+    ("The fund holds 2,010 shares.", "The fund holds 2.01k shares."),  # 2.01 * 1000 = 2009.9999999999998
+    ("The fund holds 2,010 shares.", "The fund holds 2.01 thousand shares."),
+])
+def test_a_scaled_number_is_its_exact_product(claim: str, passage: str) -> None:
+    """Regression: "2.01k" was read as the float product 2009.9999999999998, so a passage saying 2.01k
+    vetoed the claim "2,010" (value_mismatch) under the strict policy."""
+    evidence = [ClaimEvidence(reference="m1", memory_id=mid("m1"), text=passage)]
+    result = ClaimVerifier(STRICT, scorer=ScriptedScorer(default=(0.95, 0.01))).verify_sync(claim, evidence)
+    assert (result.status.value, result.strict_rulings) == ("supported", ())

@@ -48,14 +48,32 @@ def normal_text(text: str) -> str:
 
 
 def canonical_number(text: str) -> str:
-    """A number as a canonical string: commas dropped, ``3.0`` → ``3``, ``-0`` → ``0``."""
+    """A number as a canonical string: commas dropped, ``3.0`` → ``3``, ``-0`` → ``0``.
+
+    Exact for any length (no float, no rounding to the decimal context's 28 digits, no int
+    conversion, whose 4,300-digit limit a passage of digits would hit)."""
     try:
         value = Decimal(text.replace(",", ""))
     except InvalidOperation:  # pragma: no cover - the patterns only pass digits
         return text
-    if value == value.to_integral_value():
-        return str(int(value))
-    return format(value.normalize(), "f")
+    if not value.is_finite():  # pragma: no cover - the patterns only pass digits
+        return text
+    if value.is_zero():
+        return "0"
+    written = format(value, "f")
+    if "." in written:
+        written = written.rstrip("0").rstrip(".")
+    return written
+
+
+def scaled_number(digits: str, scale: str, sign: str = "") -> str:
+    """``sign digits × scale`` (a :data:`_SCALE` word: k, million, ...) as :func:`canonical_number`
+    gives it, computed exactly: "1.1 million" is 1100000, as "1,100,000" is (a float product is
+    1100000.0000000002), and a number of any length stays finite."""
+    value = Decimal(sign + digits.replace(",", ""))
+    shift = round(math.log10(_SCALE[scale.lower()]))
+    sign_bit, figures, exponent = value.as_tuple()
+    return canonical_number(str(Decimal((sign_bit, figures, int(exponent) + shift))))
 
 
 def _fmt(value: float) -> str:
@@ -197,7 +215,7 @@ def _bounds(text: str, start: int, digits: str, scaled: bool) -> tuple[float, fl
         return (1.0, math.inf) if word in _AT_LEAST else (0.0, 1.0) if word in _AT_MOST else (0.9, 1.1)
     plain = digits.replace(",", "")
     raw = float(plain)
-    if raw <= 0:
+    if raw <= 0 or not math.isfinite(raw):  # too large for a float: compared exactly
         return _EXACT
     if scaled:
         tolerance = 0.5 * 10.0 ** -(len(plain.split(".")[1]) if "." in plain else 0)
@@ -276,6 +294,8 @@ def _scan(text: str, kinds: Optional[AbstractSet[str]] = None, *, bounded: bool 
                 bounds[(kind, value)] = loose
 
     def quantity(value: float, unit: str) -> bool:
+        if not math.isfinite(value * 1024**5):  # too large for a float in any base unit: no quantity, an exact number
+            return False
         readings = _readings(value, unit)
         if readings is None:
             return False
@@ -295,7 +315,8 @@ def _scan(text: str, kinds: Optional[AbstractSet[str]] = None, *, bounded: bool 
         symbol, digits, scale = match.groups()
         here.append((match.start(), digits, scale is not None))
         value = float(digits.replace(",", "")) * (_SCALE[scale.lower()] if scale else 1)
-        quantity(value, {"$": "usd", "€": "eur", "£": "gbp"}[symbol])
+        if not quantity(value, {"$": "usd", "€": "eur", "£": "gbp"}[symbol]):
+            add("number", scaled_number(digits, scale) if scale else canonical_number(digits))
         return " "
 
     def scaled(match: "re.Match[str]") -> str:
@@ -303,7 +324,7 @@ def _scan(text: str, kinds: Optional[AbstractSet[str]] = None, *, bounded: bool 
         here.append((match.start(), digits, True))
         value = float(sign + digits.replace(",", "")) * _SCALE[scale.lower()]
         if currency is None or not quantity(value, currency):
-            add("number", canonical_number(repr(value)))
+            add("number", scaled_number(digits, scale, sign))
         return " "
 
     if rewrite:
@@ -347,7 +368,7 @@ def _numbers(
         elif unit is not None and unit.lower() in _UNIT_WORDS and quantity(float(value), unit):
             continue
         elif unit is not None and unit.lower() in ("k",):
-            add("number", canonical_number(repr(float(value) * 1000)))
+            add("number", scaled_number(value, "k"))
         elif match.end(2) < len(text) and (text[match.end(2)].isalnum() or text[match.end(2)] == "_"):
             continue  # digits glued to a word that is not a unit: an identifier, not a value
         else:
