@@ -212,6 +212,24 @@ class TestHostileInput:
         assert code == 2
         assert capsys.readouterr().err.strip() == "error: --evidence #1 is not valid UTF-8 text"
 
+    @pytest.mark.parametrize("option", ["-o", "--row-map", "--score-cache", "--score-cache-key"])
+    def test_a_symlink_loop_is_one_error_line_naming_the_option(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str, tiny_model_dir: Path
+    ) -> None:
+        """Regression (adversarial hunt): an output path that is a symlink loop raised RuntimeError("Symlink
+        loop from ...") out of the same-file check, a raw traceback, for each of these options."""
+        (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+        (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+        extra = {"-o": [], "--row-map": ["-o", str(tmp_path / "out.jsonl")], "--score-cache": [],
+                 "--score-cache-key": ["--score-cache", str(tmp_path / "s.sqlite")]}[option]
+        argv = ["verify", str(write(tmp_path / "in.jsonl", [row(1)])), option, str(tmp_path / "loop1"), *extra, "-q"]
+        # the score store is the engine's: the real tiny model for those two
+        code = cli.main([*argv, "--model-dir", str(tiny_model_dir)]) if "cache" in option else cli.main(argv, make_verifier=make)
+        out, err = capsys.readouterr()
+        assert code == 1 and out == "" and err.count("\n") == 1, err
+        assert err.startswith("error: ") and "loop1" in err and "Traceback" not in err
+        assert "symbolic links" in err or "cannot be opened" in err
+
     def test_a_model_dir_that_is_a_file(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         """Regression: --model-dir naming a file suggested exporting into it."""
         model_file = tmp_path / "model.onnx"

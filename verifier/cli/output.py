@@ -231,7 +231,11 @@ def same_file(first: "str | Path", second: "str | Path") -> bool:
     try:
         return os.path.samefile(first, second)
     except OSError:
+        pass
+    try:
         return Path(first).resolve() == Path(second).resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): compare as written
+        return os.path.abspath(first) == os.path.abspath(second)
 
 
 #: The files SQLite keeps beside a database while it is open (WAL mode; rollback journal).
