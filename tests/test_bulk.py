@@ -473,6 +473,40 @@ def test_ctrl_c_during_resume_says_what_the_output_keeps(tiny_model_dir: Path, t
         f"{out} keeps the {kept} rows written so far: run the same command again to finish", "interrupted"]
 
 
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    """For ``preexec_fn``: writes past ``limit`` bytes fail with EFBIG, as on a full disk (SIGXFSZ ignored)."""
+    def apply() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def test_a_failed_write_during_resume_leaves_whole_lines_and_says_what_they_are(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (adversarial hunt): on a full disk, verify --resume left a torn last line (check then failed
+    on the file) and said only "cannot write"; now the file is cut back to its last whole chunk, the error
+    says how many rows it keeps, and the same command finishes the job once there is room."""
+    rows = [row(n, claim=f"The deployment {n} date is May {n % 28 + 1}.") for n in range(6 * CHUNK)]
+    source, out = write(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl"
+    env = {**{k: v for k, v in os.environ.items() if k != "CLAIM_VERIFIER_MODEL_DIR"}, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "verifier", "verify", str(source), "-o", str(out), "--resume", "--model-dir", str(tiny_model_dir), "-q"]
+    full = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                          preexec_fn=_file_size_limit(2 * CHUNK * 1500 + 777))
+    text = out.read_text(encoding="utf-8")
+    kept = len(text.splitlines())
+    assert full.returncode == 1 and 0 < kept < len(rows), full.stderr
+    assert text.endswith("\n") and all(json.loads(line)["result"]["status"] for line in text.splitlines())
+    assert full.stderr.splitlines()[-1] == (
+        f"error: cannot write -o {out}: File too large; {out} keeps the {kept} rows written so far: "
+        "run the same command again to finish"
+    )
+    finished = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    assert sorted(json.loads(line)["result"]["claim"] for line in out.read_text(encoding="utf-8").splitlines()) == sorted(
+        r["claim"] for r in rows)
+
+
 def test_resume_decides_a_kept_strict_lines_truncation_with_the_model(
     tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

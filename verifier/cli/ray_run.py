@@ -228,6 +228,7 @@ class _Resume:
             resolved_revision=self.setup.manifest.resolved_revision if self.setup.manifest is not None else None,
         )
         self.appender.truncate(keep)
+        self.appender.rows_before = len(self.done)
         self.todo = len(ids) - len(self.done)
         self.seen: set[bytes] = set()  # this run's ids (Ray may hand back a retried batch twice): ~80 B each
         if not args.quiet:

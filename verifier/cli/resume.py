@@ -109,9 +109,12 @@ class AppendFile:
                 f"error: {option} {path} is being written by another verify --resume run (it holds the file's lock); "
                 f"wait for that run to finish (then resume), or write to another {option}"
             ) from None
-        self.handle: IO[bytes] = os.fdopen(fd, "ab")
-        #: Byte offset where this run's lines begin (what :meth:`truncate` kept).
-        self.start = 0
+        # unbuffered: a failed write leaves nothing in a buffer that closing would try to write again
+        self.handle: IO[bytes] = os.fdopen(fd, "ab", buffering=0)
+        #: Byte offset where this run's lines begin (what :meth:`truncate` kept), and where the last whole chunk ends.
+        self.start = self.end = 0
+        #: Rows the file held before this run (the kept lines: the caller sets it), for the message of a failed write.
+        self.rows_before = 0
 
     def truncate(self, keep: int) -> None:
         """Drop everything after the first ``keep`` bytes (a torn last line)."""
@@ -119,23 +122,37 @@ class AppendFile:
             self.handle.truncate(keep)
         except OSError as exc:
             raise Failure(f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}") from exc
-        self.start = keep
+        self.start = self.end = keep
 
     def write_chunk(self, text: str) -> None:
-        """Append ``text`` (whole lines) with one write, then flush and fsync."""
+        """Append ``text`` (whole lines), then fsync.
+
+        Raises:
+            Failure: the write failed (a full disk, say): the file is cut back to its last whole
+                chunk, so it never ends in a torn line, and the message says what it keeps.
+        """
         if not text:
             return
+        encoded = text.encode("utf-8", "surrogatepass")
+        data, fd = memoryview(encoded), self.handle.fileno()
         try:
-            self.handle.write(text.encode("utf-8", "surrogatepass"))
-            self.handle.flush()
-            os.fsync(self.handle.fileno())
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
         except OSError as exc:
-            raise Failure(f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}") from exc
+            try:
+                os.ftruncate(fd, self.end)  # shrinking needs no space
+            except OSError:  # pragma: no cover - the next --resume drops a torn last line anyway
+                pass
+            raise Failure(
+                f"error: cannot write {self.option} {self.path}: {exc.strerror or exc}; "
+                f"{kept(self.path, self.rows_before + self.lines())}"
+            ) from exc
+        self.end += len(encoded)
 
     def lines(self) -> int:
         """Lines this run appended, counted in the file (exact even when Ctrl-C came mid-chunk: a
         counter updated after each write could miss the chunk the interrupt cut short of it)."""
-        self.handle.flush()
         count = 0
         with open(self.path, "rb") as handle:
             handle.seek(self.start)

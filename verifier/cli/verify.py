@@ -364,6 +364,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
                 resolved_revision=setup.manifest.resolved_revision if setup.manifest is not None else None,
             )
             appender.truncate(keep)
+            appender.rows_before = len(done)
             say_on_interrupt(stack, lambda: kept(output, len(done) + appender.lines()))
             if not args.quiet:
                 left = max(0, found.valid - len(done))
