@@ -409,6 +409,24 @@ def test_a_repeated_key_in_a_body_is_malformed(server: Server, route: str) -> No
     assert error["type"] == "malformed_json" and "duplicate key 'claim' in a JSON object" in error["message"]
 
 
+@pytest.mark.parametrize("route", ["/v1/verify", "/predict"])
+def test_an_encoded_body_is_415_not_read_as_plain_json(server: Server, route: str) -> None:
+    """Regression (adversarial hunt): a gzip body was answered 400 "not valid JSON" ('utf-8' codec can't decode),
+    and a plain body labelled gzip was read as plain; Content-Encoding was ignored."""
+    import gzip
+
+    plain = b'{"claim": "The launch is Tuesday.", "evidence": []}' if route == "/v1/verify" else b'{"inputs": ["a", "b"]}'
+    with server.client() as client:
+        answers = [client.post(route, content=body, headers={"content-encoding": coding})
+                   for body, coding in ((gzip.compress(plain), "gzip"), (plain, "gzip"), (plain, "br"))]
+        identity = client.post(route, content=plain, headers={"content-encoding": "identity"})
+    for answer in answers:
+        assert answer.status_code == 415, answer.text
+        error = answer.json()["error"]
+        assert (error["type"], error["field"]) == ("unsupported_content_encoding", "content-encoding")
+    assert identity.status_code == 200, identity.text
+
+
 def test_a_body_that_is_not_an_object_is_named_by_its_json_type(server: Server) -> None:
     """Regression (stop 43's adversarial run): bodies null, [] and 5 were answered "got NoneType", "got list"."""
     with server.client() as client:

@@ -103,7 +103,14 @@ class BodyReader:
         return ApiError(413, "too_large", message, field="body", limit=f"max_request_bytes={self.max_bytes}")
 
     async def read(self, request: Request) -> bytearray:
-        """The raw body: 413 over the cap, 408 past the deadline, 499 when the client went away."""
+        """The raw body: 415 when it is encoded (compressed), 413 over the cap, 408 past the deadline,
+        499 when the client went away."""
+        coding = request.headers.get("content-encoding")
+        if coding is not None and coding.strip().lower() not in ("", "identity"):
+            # read as sent: a gzip body would be "not valid JSON", a plain one labelled gzip taken as plain
+            raise ApiError(415, "unsupported_content_encoding",
+                           f"request bodies are read as sent: content-encoding {coding.strip()!r} is not supported "
+                           "(send the JSON uncompressed)", field="content-encoding", limit="content-encoding=identity")
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             raise self._too_large(f"request body of {int(declared):,} bytes exceeds max_request_bytes={self.max_bytes}")
