@@ -778,3 +778,51 @@ def test_a_scaled_number_is_its_exact_product(claim: str, passage: str) -> None:
     evidence = [ClaimEvidence(reference="m1", memory_id=mid("m1"), text=passage)]
     result = ClaimVerifier(STRICT, scorer=ScriptedScorer(default=(0.95, 0.01))).verify_sync(claim, evidence)
     assert (result.status.value, result.strict_rulings) == ("supported", ())
+
+
+# ---------------------------------------------------------------- denials, doubts and takebacks (adversarial hunt)
+
+_NOT_ESTABLISHED = [
+    ("Alice uses Jira.", "Alice uses Jira. Not anymore."),
+    ("Alice uses Jira.", "Alice uses Jira. Scratch that."),
+    ("Alice uses Jira.", "Alice uses Jira. Retracted."),
+    ("Alice uses Jira.", "Alice uses Jira. Or not."),
+    ("Alice uses Jira.", "Alice uses Jira. I take that back."),
+    ("Alice uses Jira.", "It is false that Alice uses Jira."),
+    ("Alice uses Jira.", "It's a myth that Alice uses Jira."),
+    ("Priya approved the budget.", "Priya denied that she approved the budget."),
+    ("Priya approved the budget.", "Omar doubts that Priya approved the budget."),
+    ("Priya approved the budget.", "Omar disputes that Priya approved the budget."),
+    ("Priya approved the budget.", "Omar assumed that Priya approved the budget."),
+    ("Priya approved the budget.", "Omar guessed that Priya approved the budget."),
+    ("Priya approved the budget.", "Omar speculated that Priya approved the budget."),
+    ("Priya approved the budget.", "Omar wrote that Priya approved the budget."),
+    ("The team has 4 engineers.", "The team has four hundred engineers."),
+    ("The team has 4 engineers.", "The team has 4 hundred engineers."),
+    ("The temperature is 18 degrees.", "The temperature is minus 18 degrees."),
+]
+_STILL_ESTABLISHED = [  # the same words where they deny or report nothing
+    ("I wrote that email to Tom.", "I wrote that email to Tom."),
+    ("Priya denied that request.", "Priya denied that request."),
+    ("Biden assumed office in 2021.", "Biden assumed office in 2021."),
+    ("Alice no longer uses Trello.", "Alice no longer uses Trello."),
+    ("The team has 400 engineers.", "The team has four hundred engineers."),
+    ("The temperature is -18 degrees.", "The temperature is minus 18 degrees."),
+    ("Alice uses Jira.", "Alice uses Jira. Not Trello."),
+]
+
+
+@pytest.mark.parametrize(("claim", "passage"), _NOT_ESTABLISHED)
+def test_a_denial_doubt_or_takeback_is_never_supported(claim: str, passage: str) -> None:
+    """Regression (adversarial hunt): each of these was supported under the strict policy with an entailing
+    scorer, while a near twin ("Omar said that …", "That's false.", "4 thousand", "-18") was vetoed."""
+    evidence = [ClaimEvidence(reference="m1", memory_id=mid("m1"), text=passage)]
+    result = ClaimVerifier(STRICT, scorer=ScriptedScorer(default=(0.95, 0.01))).verify_sync(claim, evidence)
+    assert result.status.value == "insufficient" and result.strict_rulings, result.strict_rulings
+
+
+@pytest.mark.parametrize(("claim", "passage"), _STILL_ESTABLISHED)
+def test_the_same_words_that_deny_nothing_still_support(claim: str, passage: str) -> None:
+    evidence = [ClaimEvidence(reference="m1", memory_id=mid("m1"), text=passage)]
+    result = ClaimVerifier(STRICT, scorer=ScriptedScorer(default=(0.95, 0.01))).verify_sync(claim, evidence)
+    assert (result.status.value, result.strict_rulings) == ("supported", ())

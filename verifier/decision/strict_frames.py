@@ -207,6 +207,7 @@ _DENIAL = re.compile(r"\b(?:true|correct|right|accurate|the\s+case|confirmed)\b"
 _VERDICT = re.compile(
     r"^\W*(?:(?:(?:wait|no|actually|correction|sorry|oops)\W+)?(?:(?:just\s+)?kidding|jk|unconfirmed|unverified|"
     r"not\s+(?:yet\s+)?confirmed|not\s+true|false|untrue|wrong|cancell?ed|outdated|obsolete|tb[cd]|to\s+be\s+confirmed|"
+    r"not\s+any\s?more|no\s+longer|retracted|scratch\s+that|or\s+not|never\s?mind|(?:I|we)\s+take\s+(?:that|it)\s+back|"
     r"not\s+(?:so\s+)?sure(?:\s+though)?|or\s+so\s+(?:I|we)\s+(?:was|were|am|are)?\s*(?:told|heard|hear|think|believe)|"
     r"(?:I|we)\s+(?:think|guess|believe|suppose)(?:\s+so)?|maybe|perhaps|probably|possibly|"
     r"(?:this|that|it|all\s+(?:of\s+)?(?:this|that))(?:'s|\s+is|\s+was)\s+(?:all\s+)?(?:false|incorrect|wrong|untrue|"

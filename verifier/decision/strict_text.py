@@ -185,6 +185,7 @@ _NEGATION_CUE = re.compile(
     r"\b(?:not(?!\s+(?:only|just)\b)|never|no\s+longer|cannot|\w+n't|dont|doesnt|didnt|isnt|wasnt|arent|"
     r"werent|cant|wont|hasnt|havent|hadnt|couldnt|shouldnt|wouldnt|nobody|none|nothing|neither|nor|"
     r"(?:has|have|had|is|are|was|were)\s+yet\s+to|fail(?:s|ed)?\s+to|"
+    r"(?:false|untrue|a\s+(?:myth|lie))\s+that|"
     r"(?<!\bwith\s)no(?!\s+longer)(?=\s+\w))\b",
     _I,
 )
@@ -348,10 +349,17 @@ _RECORDS = r"\s+(?:the\s+)?(?:\d{4}\s+)?(?:official\s+)?(?:census|records|statis
 #: themself reports nothing ("Omar said yes" reports Omar's answer).
 _NOT_REPORTED = (r"(?<!\blike\sI\s)(?<!\bas\sI\s)(?!\w+\s+(?:goodbye|hello|hi|thanks|sorry)\b)"
                  r"(?!(?<=\bI\s)\w+\s+(?:yes|no)\b)(?!(?<=\bwe\s)\w+\s+(?:yes|no)\b)")
+#: What opens a clause after "that": a pronoun, a determiner, a number or a capitalised name.
+_CLAUSE_SUBJECT = (r"(?:(?-i:[A-Z])\w*|i|we|you|he|she|it|they|there|the|a|an|his|her|their|our|my|your|its|this|"
+                   r"these|those|some|no|every|all|\d)")
 _ATTRIBUTION = re.compile(
     r"\b(?:claim(?:s|ed)?\s+that|claimed|" + _NOT_REPORTED + r"(?:said|says)|stated|states\s+that|told|"
     r"according\s+to(?!" + _RECORDS + ")|"
-    r"reported\s+that|argued|insisted|alleged|rumou?red|heard\s+that)\b",
+    r"reported\s+that|argued|insisted|alleged|rumou?red|heard\s+that|"
+    # someone's word on the fact, not the fact: "Omar wrote that …", "Priya denied that …", "Omar doubts that …";
+    # "that" opening a clause (a subject follows), not a determiner ("wrote that email", "denied that request")
+    r"(?:wrote|writes|denied|denies|doubt(?:s|ed)?|disputed?s?|speculated?s?|guess(?:es|ed)|assumed?s?|"
+    r"suspected|suggested|suggests|speculate)\s+that\s+" + _CLAUSE_SUBJECT + r")\b",
     _I,
 )
 #: An attitude and its holder: "I think", "the user believes", "Priya thinks".
