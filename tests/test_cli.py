@@ -1330,3 +1330,8 @@ def test_the_input_row_verify_help_shows_is_one_that_verify_reads(
     assert cli.main(["verify", str(source), "-o", str(tmp_path / "out.jsonl"), "--model-dir", str(tiny_model_dir), "-q"]) == 0
     (result,) = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
     assert result["claim"] == json.loads(row)["claim"] and len(result["group_scores"]) == len(json.loads(row)["evidence"])
+    # what the help says of a row without evidence (new-user trial: it was read as required)
+    source.write_text('{"claim": "The launch is on Tuesday."}\n', encoding="utf-8")
+    assert cli.main(["verify", str(source), "-o", str(tmp_path / "out.jsonl"), "--model-dir", str(tiny_model_dir), "-q"]) == 0
+    bare = json.loads((tmp_path / "out.jsonl").read_text(encoding="utf-8"))
+    assert (bare["status"], bare["model_called"], bare["group_scores"]) == ("insufficient", False, [])

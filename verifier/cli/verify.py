@@ -78,9 +78,9 @@ __all__ = ["add_parser", "run"]
 
 #: One INPUT row, shown under ``verify --help`` as written (the fields: verifier.ClaimRequest, docs/decision.md).
 _INPUT_ROW = """\
-an INPUT row, one line of JSON (id, requires_complete_set and as_of are optional; each
-passage needs a reference, a memory_id UUID and its text; help(verifier.ClaimRequest) has
-every field):
+an INPUT row, one line of JSON (id, requires_complete_set and as_of are optional, and so
+is evidence: a claim with no passages is insufficient, without a model call; each passage
+needs a reference, a memory_id UUID and its text; help(verifier.ClaimRequest) has every field):
 {"id": "q1", "claim": "The launch is on Tuesday.", "evidence": [{"reference": "M1", "memory_id": "0b5e2c1e-7f4a-4c3b-9d2e-1a2b3c4d5e6f", "text": "We moved the launch to Tuesday."}]}
 """
 
