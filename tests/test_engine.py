@@ -731,8 +731,14 @@ class TestIntegrity:
         with pytest.raises(ClaimVerificationError) as failure:
             OnnxScorer(tiny_model_dir, variant=variant).load()
         message = str(failure.value)
-        assert f"available: none; build it with `{export_command()}.variants {tiny_model_dir} --variants {variant}`" in message
+        assert f"available: none; build it with `{export_command()}.variants {tiny_model_dir} --variants {variant}" in message
         assert ("with the openvino extra" in message) is (variant in ("bf16", "ov-int8"))
+        # the tiny model has random weights: the lossy variants' hint carries the gate it passes (the README's flags)
+        command = message.split("build it with `", 1)[1].split("`", 1)[0]
+        assert command.endswith({"optimized": f"--variants {variant}",
+                                 "int8": "--int8-max-logit-diff 1 --int8-max-prob-diff 0.3",
+                                 "bf16": "--bf16-max-logit-diff 2 --bf16-max-prob-diff 0.25",
+                                 "ov-int8": "--int8-max-logit-diff 50 --int8-max-prob-diff 1 --int8-min-argmax-agreement 0"}[variant])
 
     def test_the_exporter_builds_exactly_the_variants_the_hint_knows(self) -> None:
         from verifier_export.variants import VARIANT_NAMES

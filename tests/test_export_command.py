@@ -82,3 +82,13 @@ def test_the_missing_model_error_outside_a_checkout_names_a_command_that_runs_th
 def test_the_checkout_shim_still_calls_itself_python_m_export() -> None:
     shown = _run(ROOT, "-m", "export", "--help")
     assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m export ")
+
+
+def test_the_variants_command_names_itself_as_it_was_typed(tmp_path: Path) -> None:
+    """Regression (new-user trial): ``python -m export.variants`` reported its errors as
+    ``verifier_export.variants: error:``, a command the user never typed."""
+    for module in ("export.variants", "verifier_export.variants"):
+        proc = _run(ROOT, "-m", module, str(tmp_path / "absent"), "--variants", "int8")
+        assert proc.returncode != 0 and proc.stderr.startswith(f"{module}: error: model directory "), proc.stderr
+        usage = _run(ROOT, "-m", module, "--help")
+        assert usage.stdout.startswith(f"usage: python -m {module} "), usage.stderr

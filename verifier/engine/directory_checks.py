@@ -48,17 +48,27 @@ def check_labels(model_dir: Path, manifest: Manifest) -> None:
 #: The variants ``python -m export.variants`` builds (verifier_export.variants.gates.VARIANT_NAMES) and
 #: the extra each needs beyond ``export``.
 _BUILDABLE = {"optimized": None, "int8": None, "bf16": "openvino", "ov-int8": "openvino"}
+#: The gates a random-weights test model needs for each lossy variant (its logits are scaled far from
+#: zero, so it misses the default gates; docs/model-directory.md, README "The model directory").
+_RANDOM_MODEL_GATES = {
+    "int8": " --int8-max-logit-diff 1 --int8-max-prob-diff 0.3",
+    "bf16": " --bf16-max-logit-diff 2 --bf16-max-prob-diff 0.25",
+    "ov-int8": " --int8-max-logit-diff 50 --int8-max-prob-diff 1 --int8-min-argmax-agreement 0",
+}
 
 
-def _build_hint(model_dir: Path, variant: str) -> str:
-    """How to add a variant the exporter knows to ``model_dir`` ("" for a name it does not build)."""
+def _build_hint(model_dir: Path, variant: str, random_weights: bool = False) -> str:
+    """How to add a variant the exporter knows to ``model_dir`` ("" for a name it does not build); for a
+    random-weights test model, with the loosened gate it needs."""
     if variant not in _BUILDABLE:
         return ""
     from ..messages import export_command, install_hint
 
     extra = _BUILDABLE[variant]
     needs = f", with the {extra} extra ({install_hint(extra)})" if extra else ""
-    return f"; build it with `{export_command()}.variants {model_dir} --variants {variant}`{needs}"
+    gates = _RANDOM_MODEL_GATES.get(variant, "") if random_weights else ""
+    loosened = " (a random-weights test model misses the default gate: these flags loosen it)" if gates else ""
+    return f"; build it with `{export_command()}.variants {model_dir} --variants {variant}{gates}`{loosened}{needs}"
 
 
 def model_file_of(model_dir: Path, manifest: Manifest, variant: Optional[str]) -> str:
@@ -69,7 +79,8 @@ def model_file_of(model_dir: Path, manifest: Manifest, variant: Optional[str]) -
         if record is None:
             raise ClaimVerificationError(
                 f"variant {variant!r} is not in {model_dir / MANIFEST_NAME}; "
-                f"available: {sorted(manifest.variants) or 'none'}" + _build_hint(model_dir, variant)
+                f"available: {', '.join(sorted(manifest.variants)) or 'none'}"
+                + _build_hint(model_dir, variant, manifest.random_weights)
             )
         name = record.file
         if record.source_file is not None and record.source_file not in manifest.files:

@@ -97,10 +97,17 @@ def run_variants(model_dir: Path, names: Sequence[str], args: argparse.Namespace
     return 0
 
 
+def _module() -> str:
+    """``export.variants`` when run through the checkout's (or the installed) shim, else ``verifier_export.variants``:
+    messages name the command as it was typed."""
+    where = Path(sys.argv[0]).parent if sys.argv and sys.argv[0] else Path()
+    return "export.variants" if (where.name, where.parent.name) == ("variants", "export") else "verifier_export.variants"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m export.variants`` parser."""
     parser = argparse.ArgumentParser(
-        prog="python -m export.variants",
+        prog=f"python -m {_module()}",
         description=(
             "Build gated variants (offline-optimised float32, dynamic int8, OpenVINO bf16) into an exported model directory "
             "(the same as python -m export --output DIR --variants NAME...)."
@@ -119,4 +126,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     does for a directory that already holds an export.
     """
     args = build_parser().parse_args(argv)
-    return run_variants(args.model_dir, args.variants or DEFAULT_VARIANT_NAMES, args, "verifier_export.variants")
+    return run_variants(args.model_dir, args.variants or DEFAULT_VARIANT_NAMES, args, _module())
