@@ -189,10 +189,13 @@ def test_cli_summary_counts_scores_from_the_store_and_rejected_rows(
     assert re.search(rf"^store rejected\s+{forged}$", warm_err, re.M)
     # every forged row is refused: the run is a cold one again (hits only on what it stored itself)
     assert re.search(rf"^store hits\s+{hits}$", warm_err, re.M) and re.search(rf"^store misses\s+{misses}$", warm_err, re.M)
-    assert f"scores from the store: {hits} distinct pairs" in warm_err
+    assert f"scores from the store: {hits} distinct pair{'' if hits == 1 else 's'} (" in warm_err
     assert (tmp_path / "warm.jsonl").read_bytes() == (tmp_path / "cold.jsonl").read_bytes()
     assert cli.main([*base, "-o", str(tmp_path / "third.jsonl")]) == 0
-    assert f"scores from the store: {hits + misses} distinct pairs" in capsys.readouterr().err
+    third_err = capsys.readouterr().err
+    assert f"scores from the store: {hits + misses} distinct pairs (" in third_err
+    # the model ran nothing: no padding figure (new-user trial: it read 1.00x)
+    assert re.search(r"^store misses\s+0$", third_err, re.M) and re.search(r"^padding overhead\s+-$", third_err, re.M)
     assert cli.main(["verify", str(CLAIMS), "--model-dir", str(tiny_model_dir), "--score-cache-key", str(key)]) == 2
     assert "--score-cache-key needs --score-cache" in capsys.readouterr().err
 

@@ -216,7 +216,8 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     rows.append(("scorer calls" if stored else "model calls", str(run.stats.get("model_calls", "-"))))
     rows.append(("pairs asked" if stored else "pairs scored", str(run.stats.get("pairs_scored", "-"))))
     if "padding_overhead" in run.stats:
-        rows.append(("padding overhead", f"{float(run.stats['padding_overhead']):.2f}x"))
+        ran_nothing = stored and int(run.stats.get("store_misses", 0) or 0) == 0  # every pair came from the store
+        rows.append(("padding overhead", "-" if ran_nothing else f"{float(run.stats['padding_overhead']):.2f}x"))
     if stored:
         rows.append(("store hits", str(run.stats.get("store_hits", 0))))
         rows.append(("store misses", str(run.stats.get("store_misses", 0))))
@@ -232,5 +233,7 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
         lines.append(f"score store: {run.stats['score_cache']} (the model ran every pair)")
     elif stored:
         lines.append(f"score store: {run.stats['score_cache']} (the model ran only the store misses)")
-        lines.append(f"scores from the store: {run.stats.get('store_hits', 0)} distinct pairs (not run by the model)")
+        hits = int(run.stats.get("store_hits", 0) or 0)
+        lines.append(f"scores from the store: {hits} distinct pair{'' if hits == 1 else 's'} (stored by an earlier run, "
+                     "or earlier in this one; not run by the model again)")
     return "\n".join(lines)
