@@ -643,3 +643,15 @@ def test_check_result_takes_the_config_and_passages_as_mappings_like_the_verifie
     assert not check_result(record, config={"max_group_size": 2}).ok  # a different configuration's digest
     with pytest.raises(ValueError, match="max_group_size"):
         check_result(record, config={"max_group_size": "three"})
+
+
+def test_checking_the_input_file_instead_of_the_results_says_so_in_two_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression (new-user trial): ``check examples/claims.jsonl`` (RESULTS and --inputs swapped) printed one
+    error per row, 41 in all, and never said what the file was."""
+    claims = ROOT / "examples" / "claims.jsonl"
+    rows = len(claims.read_text(encoding="utf-8").splitlines())
+    assert cli.main(["check", str(claims)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0].startswith(f"error: {claims} line 1: not a result record: "), err
+    assert err[1] == (f"error: {rows} lines of {claims} are not result records: they are verify's input (a claim, "
+                      f"no status); check its results with `check RESULTS --inputs {claims}`")

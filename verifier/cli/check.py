@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import typing
 from dataclasses import dataclass, field, replace
@@ -389,6 +390,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         tally.unread = (f"{args.results}: {len(unread)} entr{'ies' if len(unread) != 1 else 'y'} not read (a name starting "
                         f"with . or _, or not a regular file): {shown}")
     invalid: list[str] = []
+    inputs_like = 0  # invalid lines that are verify's input rows (a claim, no status): RESULTS and --inputs swapped
     for item in records(args.results, limit):
         if isinstance(item, ValueError):
             invalid.append(f"error: {item}")
@@ -405,6 +407,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             result, report = _check(item, options, audit)
         except ValueError as exc:
             invalid.append(f"error: {item.where}: {exc}")
+            inputs_like += _looks_like_input(item)
             continue
         tally.checked += 1
         tally.resolved += result.resolved_revision is not None
@@ -420,14 +423,17 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         )
         for problem in report.problems:
             tally.problem(f"{item.where}: {problem}")
-    for line in invalid[:_MAX_REPORTED]:
+    swapped = bool(invalid) and inputs_like == len(invalid) and not tally.checked
+    for line in invalid[: 1 if swapped else _MAX_REPORTED]:  # an input file: one line shows why, not one per row
         err(line)
     source = "<stdin>" if args.results == "-" else args.results
     if audit.cursor is not None and not invalid:
         _rows_without_a_record(args, audit, tally)
     if invalid:
+        hint = (f": {'they are' if len(invalid) != 1 else 'it is'} verify's input (a claim, no status); check its "
+                f"results with `check RESULTS --inputs {source}`") if swapped else ""
         raise UsageError(f"error: {len(invalid)} line{'s' if len(invalid) != 1 else ''} of {source} {'are' if len(invalid) != 1 else 'is'} not "
-            f"{'result records' if len(invalid) != 1 else 'a result record'}")
+            f"{'result records' if len(invalid) != 1 else 'a result record'}{hint}")
     if tally.reported > _MAX_REPORTED:
         err(f"... and {tally.reported - _MAX_REPORTED} more problems")
     if tally.config_mismatch:
@@ -473,6 +479,17 @@ def _rows_without_a_record(args: argparse.Namespace, audit: _Audit, tally: _Tall
         tally.missing = missing
     elif missing:
         tally.unanswered = f"{missing} row{'s' if missing != 1 else ''} of {args.inputs} {'have' if missing != 1 else 'has'} no record (first: line {first}; --every-row makes each a problem)"
+
+
+def _looks_like_input(item: Record) -> bool:
+    """Whether a line that is no result record is one of verify's input rows: a claim and no status."""
+    value = item.result
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return False
+    return isinstance(value, dict) and "claim" in value and "status" not in value
 
 
 def _notes(tally: _Tally) -> None:
