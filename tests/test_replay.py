@@ -254,6 +254,7 @@ def test_rescore_proves_the_scores(capsys: pytest.CaptureFixture[str], tmp_path:
             {"reference": "m2", "memory_id": str(UUID(int=2)), "text": "The team met on Monday."}]},
         {"id": "b", "claim": "Nadia leads Atlas.", "evidence": [
             {"reference": "m3", "memory_id": str(UUID(int=3)), "text": "Nadia leads the Atlas project."}]},
+        {"id": "c", "claim": "Nadia leads Atlas.", "evidence": []},  # nothing scored: nothing to re-score
     ]
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
@@ -264,7 +265,10 @@ def test_rescore_proves_the_scores(capsys: pytest.CaptureFixture[str], tmp_path:
     code, err = cli.main(argv), capsys.readouterr().err
     assert code == 0, err
     assert "note: 2 records: every replayed score re-scored with the model: equal exactly (a float32 graph)" in err.splitlines()
-    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    # regression (new-user trial): the notes added up to fewer records than were checked
+    assert "note: 1 record: no score to re-score (the record holds none: no passage was scored)" in err.splitlines()
+    assert err.splitlines()[-1] == "checked 3 records: 3 ok, 0 with problems"
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()][:2]
     score = records[1]["group_scores"][0]
     nudged = dict(score, entailment=score["entailment"] + 1e-7, neutral=score["neutral"] - 1e-7)
     edited = forge(records[1], group_scores=[nudged])

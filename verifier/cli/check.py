@@ -240,6 +240,8 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
             extra.extend(mismatches)
             if not mismatches and report.replay.pairs:  # the note says the scores were equal: only where there were some
                 notes.append(audit.rescorer.describe())
+            elif not report.replay.pairs:  # said, so the notes add up to the records checked
+                notes.append("no score to re-score (the record holds none: no passage was scored)")
     elif report.replay is not None:
         notes.append("scores not re-scored with the model (check --rescore --model-dir DIR proves them)")
     if audit.public_key is not None:
