@@ -28,9 +28,11 @@ offline scores that lack pairs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import json
+import logging
 import re
 import sys
 import typing
@@ -225,6 +227,16 @@ def _determinants(runtime: RuntimeOptions) -> Optional[dict[str, Any]]:
 # ---------------------------------------------------------------- run
 
 
+def _log_through(bar: Any) -> Any:
+    """While ``bar`` is drawn, the library's log lines (the model's random-weights warning, said when it
+    loads mid-run) are written above it by tqdm instead of into it (new-user trial: they split the bar)."""
+    if bar is None:
+        return contextlib.nullcontext()
+    from tqdm.contrib.logging import logging_redirect_tqdm  # type: ignore[import-untyped,unused-ignore]
+
+    return logging_redirect_tqdm(loggers=[logging.getLogger("verifier")])
+
+
 def _progress(quiet: bool) -> Any:
     if quiet or not sys.stderr.isatty():
         return None
@@ -315,7 +327,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             bar.update(done - bar.n)
 
     try:
-        outcome = run_assay(claims, plan, scorer, runtime=setup.runtime, progress=progress)
+        with _log_through(bar):
+            outcome = run_assay(claims, plan, scorer, runtime=setup.runtime, progress=progress)
     except MissingScores:
         missing, needing = count_missing(claims, plan, scorer, setup.runtime)
         raise UsageError(

@@ -20,8 +20,8 @@ from typing import NamedTuple, Optional, Sequence
 
 from .guards import _MODE_PATTERNS as REFERENCE_MODE_PATTERNS
 from .guards import UNCERTAINTY, split_segments
-from .strict_text import _ATTITUDE, _ATTRIBUTION, _HEDGE, _MODAL_MAY, _PAST, _QUESTION_START
-from .strict_text import ATTITUDE, ATTRIBUTION, PAST, QUESTION, is_negated, modes_compatible, normalise, opens_question
+from .strict_text import _ATTITUDE, _ATTRIBUTION, _HEDGE, _MODAL_MAY, _PAST, _QUESTION_START, _WORD_ON_FACT
+from .strict_text import ATTITUDE, ATTRIBUTION, PAST, QUESTION, is_negated, is_past_claim, modes_compatible, normalise, opens_question
 from .strict_text import stems, unit_modes, view
 
 __all__ = [
@@ -207,7 +207,7 @@ _DENIAL = re.compile(r"\b(?:true|correct|right|accurate|the\s+case|confirmed)\b"
 _VERDICT = re.compile(
     r"^\W*(?:(?:(?:wait|no|actually|correction|sorry|oops)\W+)?(?:(?:just\s+)?kidding|jk|unconfirmed|unverified|"
     r"not\s+(?:yet\s+)?confirmed|not\s+true|false|untrue|wrong|cancell?ed|outdated|obsolete|tb[cd]|to\s+be\s+confirmed|"
-    r"not\s+any\s?more|no\s+longer|retracted|scratch\s+that|or\s+not|never\s?mind|(?:I|we)\s+take\s+(?:that|it)\s+back|"
+    r"scratch\s+that|or\s+not|never\s?mind|(?:I|we)\s+take\s+(?:that|it)\s+back|"
     r"not\s+(?:so\s+)?sure(?:\s+though)?|or\s+so\s+(?:I|we)\s+(?:was|were|am|are)?\s*(?:told|heard|hear|think|believe)|"
     r"(?:I|we)\s+(?:think|guess|believe|suppose)(?:\s+so)?|maybe|perhaps|probably|possibly|"
     r"(?:this|that|it|all\s+(?:of\s+)?(?:this|that))(?:'s|\s+is|\s+was)\s+(?:all\s+)?(?:false|incorrect|wrong|untrue|"
@@ -215,6 +215,18 @@ _VERDICT = re.compile(
     r"[\s.!?…)\]]*$",
     _I,
 )
+
+
+#: A sentence that only says a state has ended ("Not anymore.", "No longer!"): it takes back a statement of
+#: the present ("Alice uses Jira. Not anymore."), not one of the past, which stays true ("I was a smoker for
+#: 15 years. Not anymore.", "I used to live in Berlin. No longer.").
+_ENDED = re.compile(r"^\W*(?:not\s+any\s?more|no\s+longer)[\s.!?…)\]]*$", _I)
+
+
+def _takes_back(verdict: str, statement: str) -> bool:
+    """Whether ``verdict``, the sentence right after ``statement``, is only a verdict on it (:data:`_VERDICT`,
+    or :data:`_ENDED` after a statement of the present)."""
+    return bool(_VERDICT.match(verdict)) or (bool(_ENDED.match(verdict)) and not is_past_claim(statement))
 
 
 def points_back(found: Sequence[Sentence], index: int, target: int, modes: frozenset[str]) -> bool:
@@ -227,9 +239,9 @@ def points_back(found: Sequence[Sentence], index: int, target: int, modes: froze
     sentence = found[index]
     if index != target + 1 or sentence.passage != found[target].passage:
         return False
-    if _VERDICT.match(sentence.text):
+    if _takes_back(sentence.text, found[target].text):
         return True
-    if not _DEMONSTRATIVE.search(sentence.text):
+    if _ENDED.match(sentence.text) or not _DEMONSTRATIVE.search(sentence.text):
         return False
     names = [word for word in sentence.text.split()[1:] if word[:1].isupper() and word != "I"]
     if names or sentence.words & found[target].words:
@@ -255,7 +267,7 @@ def withdrawal(found: Sequence[Sentence], claim_stems: frozenset[str], modes: fr
             continue
         # only a verdict ("reported that …" points at nothing), on a statement: after "Aristotle taught
         # that …" or "Columbus believed …", "This is wrong." judges what was taught or believed
-        if _VERDICT.match(sentence.text) and not _REPORTING.search(found[index - 1].text):
+        if _takes_back(sentence.text, found[index - 1].text) and not _REPORTING.search(found[index - 1].text):
             return index - 1, sentence.text
     return None
 
@@ -371,7 +383,7 @@ def mode_cue(text: str, modes: frozenset[str]) -> str:
     if UNCERTAINTY in bad:
         candidates += [_HEDGE, _MODAL_MAY]
     if ATTRIBUTION in bad:
-        candidates.append(_ATTRIBUTION)
+        candidates += [_ATTRIBUTION, _WORD_ON_FACT]
     if any(mode.startswith(ATTITUDE) for mode in bad):
         candidates.append(_ATTITUDE)
     if PAST in bad:
@@ -403,4 +415,4 @@ _FRAMING_WORDS = re.compile(r"\b(?:this|these|those|the\s+following|following|be
 def is_framing_line(segment: str) -> bool:
     """A segment that frames others: it ends with ``:`` or points at them (this, these, below…)."""
     text = normalise(segment).strip()
-    return text.endswith(":") or bool(_FRAMING_WORDS.search(text)) or bool(_VERDICT.match(text))
+    return text.endswith(":") or bool(_FRAMING_WORDS.search(text)) or bool(_VERDICT.match(text)) or bool(_ENDED.match(text))

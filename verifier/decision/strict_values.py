@@ -133,7 +133,7 @@ _DATE_DM = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_WORD
 _DIGITS = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
 _MONEY = re.compile(r"([$€£])\s?" + _DIGITS + r"(?:\s?(k|mm|m|bn|b|thousand|million|billion|trillion)\b)?", _I)
 _SCALED = re.compile(
-    r"(?<![\w.])(-?)" + _DIGITS + r"\s+(hundred|thousand|million|billion|trillion)\b(?:\s+(dollars?|euros?))?", _I
+    r"(?<![\w.])(-?)" + _DIGITS + r"\s+(hundred|thousand|million|billion|trillion)\b(?!-)(?:\s+(dollars?|euros?))?", _I
 )
 #: A decade ("the 1990s") is a span, not a value.
 _DECADE = re.compile(r"\b\d{3}0s\b")
@@ -145,9 +145,7 @@ _NUMBER_WORDS = {
 }
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b(?:(?:\s|-)([A-Za-z]+|%))?", _I)
 _PER_CENT = re.compile(r"\bper\s+cent\b", _I)
-#: "minus 18" is -18.
-_MINUS = re.compile(r"\bminus\s+(?=\d)", _I)
-#: Scale words after a number word: "four hundred" is 400, not 4.
+#: Scale words after a number word: "four hundred" is 400, not 4 (but "four hundred-metre repeats" are four).
 _WORD_SCALES = frozenset({"hundred", "thousand", "million", "billion", "trillion"})
 _WEEKDAYS = ("monday tuesday wednesday thursday friday saturday sunday").split()
 _WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", _I)
@@ -275,8 +273,6 @@ def _scan(text: str, kinds: Optional[AbstractSet[str]] = None, *, bounded: bool 
     """The values of ``text`` by kind (only ``kinds``, when given) and, with ``bounded``, how
     loosely each number is stated (:func:`_bounds`)."""
     text = _PER_CENT.sub("percent", normal_text(text))
-    if "inus" in text:
-        text = _MINUS.sub("-", text)
     numeric = kinds is None or any(kind == "number" or kind.startswith("quantity:") for kind in kinds)
     months = kinds is None or "month" in kinds
     weekdays = kinds is None or "weekday" in kinds
@@ -383,7 +379,7 @@ def _numbers(
         number = _NUMBER_WORDS[match.group(1).lower()]
         here.append((match.start(), str(number), False))
         unit = match.group(2)
-        if unit is not None and unit.lower() in _WORD_SCALES:
+        if unit is not None and unit.lower() in _WORD_SCALES and not text.startswith("-", match.end()):
             add("number", scaled_number(str(number), unit))
         elif not (unit is not None and len(unit) > 2 and unit.lower() in _UNIT_WORDS and quantity(float(number), unit)):
             add("number", str(number))
