@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import typing
 from dataclasses import dataclass, field, replace
@@ -83,7 +82,7 @@ from ..types import (
 from ..envelopes import row_id
 from .audit_inputs import Rescorer, RowCursor, rescorer_for
 from .bulk import error_fingerprint, row_fingerprint
-from .check_records import Record, records, unread_entries
+from .check_records import Record, looks_like_input, records, unread_entries
 from .common import SUMMARIES, _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
 from .inputs import is_whole_file, iter_input
@@ -409,7 +408,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             result, report = _check(item, options, audit)
         except ValueError as exc:
             invalid.append(f"error: {item.where}: {exc}")
-            inputs_like += _looks_like_input(item)
+            inputs_like += looks_like_input(item)
             continue
         tally.checked += 1
         tally.resolved += result.resolved_revision is not None
@@ -481,17 +480,6 @@ def _rows_without_a_record(args: argparse.Namespace, audit: _Audit, tally: _Tall
         tally.missing = missing
     elif missing:
         tally.unanswered = f"{missing} row{'s' if missing != 1 else ''} of {args.inputs} {'have' if missing != 1 else 'has'} no record (first: line {first}; --every-row makes each a problem)"
-
-
-def _looks_like_input(item: Record) -> bool:
-    """Whether a line that is no result record is one of verify's input rows: a claim and no status."""
-    value = item.result
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            return False
-    return isinstance(value, dict) and "claim" in value and "status" not in value
 
 
 def _notes(tally: _Tally) -> None:

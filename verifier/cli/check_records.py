@@ -19,7 +19,7 @@ from ..strictjson import loads as strict_loads
 from .errors import UsageError
 from .inputs import open_lines
 
-__all__ = ["Record", "records", "unread_entries"]
+__all__ = ["Record", "looks_like_input", "records", "unread_entries"]
 
 _ENVELOPE_KEYS = {"id", "line", "result", "error"}
 
@@ -36,6 +36,18 @@ class Record:
     line: Optional[int] = None
     #: an error row's error object
     error: Optional[dict[str, Any]] = None
+
+
+def looks_like_input(item: Record) -> bool:
+    """Whether a line that is no result record is one of verify's input rows: a claim and no status
+    (``check INPUT`` with RESULTS and ``--inputs`` swapped)."""
+    value = item.result
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return False
+    return isinstance(value, dict) and "claim" in value and "status" not in value
 
 
 def _read(source: str, name: str) -> bool:

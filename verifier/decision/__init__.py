@@ -4,7 +4,7 @@ Rooms (docs/architecture.md):
 
 - :mod:`~verifier.decision.guards` — the reference speech-act, negation and value guards, segmentation;
 - :mod:`~verifier.decision.strict`, :mod:`~verifier.decision.strict_text`, :mod:`~verifier.decision.strict_scope`,
-  :mod:`~verifier.decision.strict_values`, :mod:`~verifier.decision.strict_reach` — the opt-in strict policy;
+  :mod:`~verifier.decision.strict_values`, :mod:`~verifier.decision.strict_reach`, :mod:`~verifier.decision.strict_reports` — the opt-in strict policy;
 - :mod:`~verifier.decision.procedure` — the staged procedure, a generator of premises to score;
 - :mod:`~verifier.decision.driver` — how those premises reach a scorer (one claim or many, sync or async);
 - :mod:`~verifier.decision.audit` — canonical JSON, the five digests, the sealed result;

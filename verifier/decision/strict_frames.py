@@ -20,7 +20,8 @@ from typing import NamedTuple, Optional, Sequence
 
 from .guards import _MODE_PATTERNS as REFERENCE_MODE_PATTERNS
 from .guards import UNCERTAINTY, split_segments
-from .strict_text import _ATTITUDE, _ATTRIBUTION, _HEDGE, _MODAL_MAY, _PAST, _QUESTION_START, _WORD_ON_FACT
+from .strict_reports import WORD_ON_FACT
+from .strict_text import _ATTITUDE, _ATTRIBUTION, _HEDGE, _MODAL_MAY, _PAST, _QUESTION_START
 from .strict_text import ATTITUDE, ATTRIBUTION, PAST, QUESTION, is_negated, is_past_claim, modes_compatible, normalise, opens_question
 from .strict_text import stems, unit_modes, view
 
@@ -383,7 +384,7 @@ def mode_cue(text: str, modes: frozenset[str]) -> str:
     if UNCERTAINTY in bad:
         candidates += [_HEDGE, _MODAL_MAY]
     if ATTRIBUTION in bad:
-        candidates += [_ATTRIBUTION, _WORD_ON_FACT]
+        candidates += [_ATTRIBUTION, WORD_ON_FACT]
     if any(mode.startswith(ATTITUDE) for mode in bad):
         candidates.append(_ATTITUDE)
     if PAST in bad:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 from .guards import ATTEMPT, UNCERTAINTY, singular
 from .guards import speech_act_modes as reference_modes
 from .strict_quotes import reading_claim, view
+from .strict_reports import WORD_VERB_STEM, words_on_facts
 from .strict_values import MONTH_MAY_CONTEXT, canonical_number, has_total_cue, normal_text, strict_values, values_conflict
 
 __all__ = [
@@ -355,46 +356,6 @@ _ATTRIBUTION = re.compile(
     r"reported\s+that|argued|insisted|alleged|rumou?red|heard\s+that)\b",
     _I,
 )
-#: Someone's word on a fact, not the fact (docs/policy.md, "Speech-act modes"): a verb of writing, denying,
-#: doubting or guessing, then "that" and a clause: a subject (a pronoun, a capitalised name, or a determiner
-#: and a noun) and, within two more words, a finite verb ("Priya denied that she approved it", "Omar doubts
-#: that Priya approved it"). Not "wrote that Medium post", "denied that Friday", "the dispute that Carla
-#: had", "no doubt that": no clause, or a noun. A relative clause ("the email I wrote that the client loved")
-#: is left out by :func:`_words_on_facts`.
-_WORD_VERB = (r"(?:wrote|writes|deny|denied|denies|doubt|doubts|doubted|dispute|disputed|disputes|suggest|suggested|"
-              r"suggests|assume|assumed|assumes|guess|guessed|guesses|speculate|speculated|speculates|suspect|"
-              r"suspected|suspects)")
-_CLAUSE_SUBJECT = (r"(?:i|we|you|he|she|it|they|there|(?-i:[A-Z])[\w'-]*|"
-                   r"(?:the|a|an|his|her|their|our|my|your|its|this|these|those|some|every|all)\s+[\w'-]+)")
-_FINITE_VERB = (r"(?:is|was|are|were|has|had|have|will|would|could|can|should|might|must|did|does|do|never|"
-                r"\w+n't|(?-i:[a-z])\w*ed|ate|went|took|made|said|got|gave|saw|knew|came|left|paid|sent|told|won|"
-                r"lost|bought|sold|broke|stole|drove|ran|met|kept|spent|began|became|forgot|found|brought|felt|quit)")
-_WORD_ON_FACT = re.compile(
-    r"(?<!\bthe\s)(?<!\ba\s)(?<!\bno\s)(?<!\bany\s)(?<!\bof\s)(?<!\bbeyond\s)(?<!\bwithout\s)\b" + _WORD_VERB
-    + r"\s+that\s+" + _CLAUSE_SUBJECT + r"(?:(?:\s+[\w'-]+){0,2}?\s+" + _FINITE_VERB
-    # or a present-tense verb right after the subject: "that the store closes at 9"
-    + r"|\s+(?-i:[a-z])[a-z]+s)\b",
-    _I,
-)
-#: Before a verb of :data:`_WORD_ON_FACT`, the head of a relative clause: "the email I | wrote that …".
-_RELATIVE_HEAD = re.compile(
-    r"\b(?:the|a|an|my|our|his|her|their|your|this|these|those|every)\s+(?:[\w'-]+\s+){1,3}?"
-    r"(?:i|we|you|he|she|they|(?-i:[A-Z])[\w'-]*)\s+$",
-    _I,
-)
-#: A claim that itself names such a verb ("Tom suggested trying the Thai place") reports a word too.
-_WORD_VERB_STEM = re.compile(r"\b(?:wr[io]te|writes|writing|written|den(?:y|ies|ied)|doubt\w*|disput\w*|suggest\w*|"
-                             r"assum\w*|guess\w*|speculat\w*|suspect\w*)\b", _I)
-
-
-def _words_on_facts(piece: str) -> Optional[str]:
-    """The first cue of :data:`_WORD_ON_FACT` in ``piece`` that is no relative clause's verb, or ``None``."""
-    for match in _WORD_ON_FACT.finditer(piece):
-        if not _RELATIVE_HEAD.search(piece, 0, match.start()):
-            return match.group(0)
-    return None
-
-
 #: An attitude and its holder: "I think", "the user believes", "Priya thinks".
 _ATTITUDE = re.compile(
     r"\b(?:(i|we)|(?:the\s+)?(user|customer|client)|([^\W\d_][\w'-]*))\s+(?:really\s+|still\s+|also\s+)?"
@@ -457,7 +418,7 @@ def _extra_modes(text: str, claim_tokens: frozenset[str] | None, questions: bool
                 continue
             if _hedged(piece):
                 modes.add(UNCERTAINTY)
-            if _ATTRIBUTION.search(piece) or _words_on_facts(piece) is not None:
+            if _ATTRIBUTION.search(piece) or words_on_facts(piece) is not None:
                 modes.add(ATTRIBUTION)
             modes |= _attitudes(piece)
             if _PAST.search(piece):
@@ -492,7 +453,7 @@ def claim_modes(claim: str) -> frozenset[str]:
     saying "used to" or "former" can then support)."""
     text = normalise(claim)
     modes = speech_act_modes(text) | frozenset(_extra_modes(text, None))
-    if _WORD_VERB_STEM.search(text):  # "Tom suggested trying the Thai place" is about what Tom suggested
+    if WORD_VERB_STEM.search(text):  # "Tom suggested trying the Thai place" is about what Tom suggested
         modes |= {ATTRIBUTION}
     if _attitudes(text) & {f"{ATTITUDE}:{SPEAKER}"}:
         modes |= {UNCERTAINTY}
