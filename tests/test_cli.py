@@ -855,7 +855,8 @@ def test_e2e_error_paths(tiny_model_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     proc = run_cli("verify", str(bad), "--model-dir", str(tiny_model_dir), "-o", str(out))
     assert proc.returncode == 2
-    assert f"{bad} line 2: field evidence.0.memory_id: required field is missing (and 1 more error in this row)" in proc.stderr
+    # the other error is named too (new-user trial: "and 1 more error" left the user to guess which)
+    assert f"{bad} line 2: field evidence.0.memory_id: required field is missing (and 1 more error in this row: evidence.0.text)" in proc.stderr
     assert not out.exists() and proc.stdout == ""
 
     proc = run_cli("verify", str(CLAIMS), "--model-dir", str(tmp_path / "absent"))

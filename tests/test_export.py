@@ -806,8 +806,11 @@ def test_hub_revision_rule() -> None:
     assert plan_source(DEFAULT_MODEL, None) == ("hub", DEFAULT_REVISION)
     assert plan_source("someone/nli", "v1") == ("hub", "v1")
     assert plan_source(str(REPO), None) == ("local", None)
-    with pytest.raises(ExportError, match=re.escape("--model someone/nli: --revision is required with a hub id")):
+    with pytest.raises(ExportError, match=re.escape("--model someone/nli: --revision is required with a hub id (pin a commit hash)")):
         hub_revision("someone/nli", None)
+    with pytest.raises(ExportError, match=re.escape(  # a bare name may be a local folder that is not there
+            "--model nli-base: --revision is required with a hub id (pin a commit hash) (and there is no local directory")):
+        hub_revision("nli-base", None)
     with pytest.raises(ExportError, match="model directory not found"):
         plan_source("./no/such/dir", None)
 

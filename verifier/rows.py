@@ -29,11 +29,14 @@ def validation_problem(exc: ValidationError) -> tuple[Optional[str], str]:
 
     Returns ``(field, message)``: ``field`` is the dotted location (``None``
     for the whole document) and ``message`` ends with ``(and N more error(s)
-    in this row)`` when ``exc`` holds more than one error.
+    in this row: FIELD, ...)`` when ``exc`` holds more than one error, naming
+    up to three of the other fields.
     """
     location, message, count = describe_validation_error(exc)
     if count > 1:
-        message += f" (and {count - 1} more error{'s' if count > 2 else ''} in this row)"
+        others = [".".join(str(part) for part in error.get("loc", ())) or "the row" for error in exc.errors()[1:4]]
+        more = ", ".join(others) + (", ..." if count > 4 else "")
+        message += f" (and {count - 1} more error{'s' if count > 2 else ''} in this row: {more})"
     return location, message
 
 

@@ -113,7 +113,9 @@ def hub_revision(
     if revision is not None:
         return revision
     if model != default_model:
-        raise ExportError(f"--model {model}: --revision is required with a hub id (pin a commit hash)")
+        # a name without "org/" is as likely a local folder that is not here (new-user trial: the message spoke only of hubs)
+        local = "" if "/" in model else " (and there is no local directory of that name here)"
+        raise ExportError(f"--model {model}: --revision is required with a hub id (pin a commit hash){local}")
     return default_revision
 
 

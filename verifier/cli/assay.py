@@ -94,7 +94,8 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     parser.add_argument("-o", "--output", type=Path, metavar="REPORT_DIR", help="report directory")
     parser.add_argument("--scores", type=Path, help="recorded-scores file to replay and extend (default REPORT_DIR/scores.jsonl)")
     parser.add_argument("--offline", action="store_true", help="never load the model: every pair must be in --scores")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary on stderr")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bar and no summary on stderr (warnings and errors still print)")
     plan = parser.add_argument_group("plan (frozen by --register)")
     plan.add_argument("--grid", type=_grid, metavar="G", help="both threshold grids: 0.6,0.8 or 0.5:0.95:0.05 (the default)")
     plan.add_argument("--entailment-grid", type=_grid, metavar="G", help="entailment thresholds of the sweep")

@@ -118,7 +118,8 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="append to -o FILE in fsynced chunks and skip ids already there (envelopes; unique ids needed)",
     )
     io_group.add_argument("--shard", type=shard_type, metavar="I/N", help="only the rows whose sha256(id) mod N is I")
-    io_group.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary on stderr")
+    io_group.add_argument("-q", "--quiet", action="store_true",
+                          help="no progress bar and no summary on stderr (warnings and errors still print)")
     one_off = parser.add_argument_group("one-off check")
     one_off.add_argument("--claim", help="the claim to verify (instead of INPUT)")
     one_off.add_argument(
@@ -183,7 +184,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
         help="secret key the store's rows are authenticated with (must exist; default: PATH.key beside "
              "--score-cache, created 0600 when missing; docs/score-store.md)",
     )
-    add_sign_key(parser)
+    add_sign_key(parser.add_argument_group("audit (docs/audit.md)"))
     add_limits(parser.add_argument_group("input limits (never digested)"))
     scale = parser.add_argument_group(f"scale-out on Ray Data ({install_hint('ray')}; docs/bulk.md)")
     scale.add_argument(
