@@ -802,6 +802,9 @@ _NOT_ESTABLISHED = [
     ("The plan will work.", "I doubt that the plan will work."),
     ("The team has 4 engineers.", "The team has four hundred engineers."),
     ("The team has 4 engineers.", "The team has 4 hundred engineers."),
+    # a claim merely containing "written" or "suggestion" is no report: a report does not support it
+    ("The report was written in 2020.", "Omar said the report was written in 2020."),
+    ("The suggestion box is by the door.", "Ana claimed the suggestion box is by the door."),
 ]
 #: The same words where they deny or report nothing (a regression hunt over 650 memory-store notes
 #: found each of these vetoed by a first, broader version of the rules).
