@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
     from .claim_verifier import ClaimVerifier, EvidenceInput
     from .engine.scorer import OnnxScorer
     from .engine.coalesce import CoalescingScorer, ScorerBusy
+    from .engine_identity import EngineIdentity
     from .options import InputLimits, RuntimeOptions, default_model_dir
     from .scoring import RecordedScorer, Scorer, ScriptedScorer, validate_scores
     from .types import (
@@ -79,6 +80,7 @@ __all__ = [
     "ClaimVerificationStatus",
     "ClaimVerifier",
     "ContextBundle",
+    "EngineIdentity",
     "EpistemicType",
     "EvidenceGroupScore",
     "EvidenceInput",
@@ -113,6 +115,7 @@ _LAZY = {
     "InputLimits": "options",
     "CoalescingScorer": "engine.coalesce",
     "ScorerBusy": "engine.coalesce",
+    "EngineIdentity": "engine_identity",
     "StrictRuling": "types",
     "default_model_dir": "options",
     "RecordedScorer": "scoring",

@@ -30,6 +30,7 @@ from enum import Enum
 from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
 
+from .engine_identity import EngineIdentity
 from .fields import Reference, check_text, has_visible_text
 from .fields import StrippedNonEmpty as _StrippedNonEmpty
 from .fields import Text as _Text
@@ -434,6 +435,9 @@ class ClaimVerification(BaseModel):
     evidence_sha256: _Sha256
     evaluation_id: _Sha256
     result_sha256: _Sha256
+    #: Which engine scored it (docs/audit.md, "Engine identity"): set by the ONNX engine after a model
+    #: call, ``None`` otherwise. In no digest (PRME's are unchanged); left out of dumps when unset.
+    engine: Optional[EngineIdentity] = None
     #: Opt-in (``sign_key``): who made the record. In no digest; left out of dumps when unset.
     signature: Optional[RecordSignature] = None
 
@@ -467,8 +471,9 @@ class ClaimVerification(BaseModel):
         if self.schema_version < STRICT_SCHEMA_VERSION:
             data.pop("as_of", None)
             data.pop("strict_rulings", None)
-        if self.signature is None:
-            data.pop("signature", None)
+        for name in ("engine", "signature"):
+            if getattr(self, name) is None:
+                data.pop(name, None)
         return data
 
 

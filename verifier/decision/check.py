@@ -166,6 +166,14 @@ def _structure(result: ClaimVerification) -> list[str]:
         problems.append(f"model_called={result.model_called} but {len(result.group_scores)} group scores")
     if not result.model_called and result.resolved_revision is not None:
         problems.append("a resolved_revision without a model call")
+    engine = result.engine
+    if engine is not None:
+        if not result.model_called:
+            problems.append("an engine identity without a model call")
+        if not engine.digest_matches:
+            problems.append("engine.digest is not the digest of the engine identity's parts (an edited identity)")
+        if engine.model != result.model:  # the engine loads only a directory of the configured model
+            problems.append(f"the engine identity names model {engine.model}, the record {result.model}")
     if status is ClaimVerificationStatus.INCOMPLETE and result.model_called:
         problems.append("status incomplete after a model call")
     for ruling in result.strict_rulings:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequenc
 import numpy as np
 from pydantic import ValidationError
 
+from ..engine_identity import EngineIdentity
 from ..options import RuntimeOptions
 from ..scoring import Scorer, validate_scores
 from ..types import ClaimRequest, ClaimVerification, ClaimVerificationConfig, ClaimVerificationError
@@ -160,6 +161,8 @@ class VerifierHost(Protocol):
     @property
     def _resolved_revision(self) -> Optional[str]: ...
 
+    def engine_identity(self) -> Optional[EngineIdentity]: ...
+
     def predict(self, pairs: list[tuple[str, str]]) -> Any: ...
 
 
@@ -266,7 +269,9 @@ class ClaimDriver:
         result = running.result
         assert result is not None
         if result.model_called:
-            result = result.model_copy(update={"resolved_revision": self.resolved_revision()})
+            result = result.model_copy(
+                update={"resolved_revision": self.resolved_revision(), "engine": self.host.engine_identity()}
+            )
         signer = self.signer()
         return signer.sign(result) if signer is not None else result
 

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Optional, TypeVar
 
 from .batching import ScorerStats
+from .engine_identity import engine_identity
 from .loaded import BatchSettings, LoadedModel, SessionSettings
 from .manifest import Manifest
 from .score_store import StoredLogits, StoreSettings, attach_store
+from ..engine_identity import EngineIdentity
 from ..types import ClaimVerificationError
 
 __all__ = ["ModelHandle"]
@@ -65,6 +67,7 @@ class ModelHandle:
         self._expected_revision = expected_revision
         self._load_lock = threading.Lock()
         self._loaded: Optional[LoadedModel] = None
+        self._identity: Optional[EngineIdentity] = None
         self._stats_lock = threading.Lock()
         self._stats = ScorerStats()
         self._padding = padding
@@ -108,6 +111,21 @@ class ModelHandle:
     def resolved_revision(self) -> Optional[str]:
         """Commit the export actually downloaded (loads the model)."""
         return self.manifest.resolved_revision
+
+    @property
+    def engine_identity(self) -> EngineIdentity:
+        """Which engine this is (docs/audit.md, "Engine identity"): computed once at load (loads the model).
+
+        Every result this engine scores names it (``ClaimVerification.engine``).
+        """
+        self._ensure_loaded()
+        assert self._identity is not None  # set with the loaded state, under the lock
+        return self._identity
+
+    @property
+    def variant(self) -> Optional[str]:
+        """The manifest variant this engine runs (``None``: the float32 ``model_file``; no loading)."""
+        return self._variant
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -210,6 +228,15 @@ class ModelHandle:
                 f"{where / self._model_dir})"
             )
             raise ClaimVerificationError(f"{exc}{hint}{relative}") from exc
+        from .session import create_session
+
+        self._identity = engine_identity(
+            loaded.directory,
+            padding=self._padding,
+            providers=self._session_settings.providers,
+            graph_optimization_level=self._session_settings.graph_optimization_level,
+            own_factory=self._session_settings.factory is not create_session,
+        )
         if self._verify_golden:
             loaded.check_golden(self._batching)
         if self._store_settings is not None:

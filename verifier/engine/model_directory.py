@@ -141,6 +141,8 @@ class ModelDirectory:
     permutation: np.ndarray
     random_weights: bool
     config: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: sha256 of ``manifest.json`` as read and verified here (it binds every file: the engine identity).
+    manifest_sha256: str = ""
 
     @property
     def model_path(self) -> Path:
@@ -202,7 +204,8 @@ class ModelDirectory:
                 f"{exc}; a manifest must be the directory's own file, not a link to one elsewhere"
             ) from None
         try:
-            manifest = parse_manifest(manifest_bytes(model_dir))
+            raw = manifest_bytes(model_dir)
+            manifest = parse_manifest(raw)
         except (ValidationError, ValueError, OSError) as exc:
             raise ClaimVerificationError(f"{manifest_path} is not a valid manifest: {one_line(exc)}") from exc
         check_identity(model_dir, manifest, expected_model, expected_revision)
@@ -240,6 +243,7 @@ class ModelDirectory:
             permutation=directory.permutation,
             random_weights=manifest.random_weights or bool(config.get(RANDOM_WEIGHTS_CONFIG_KEY, False)),
             config=config,
+            manifest_sha256=hashlib.sha256(raw).hexdigest(),
         )
 
     def read_verified(self, name: str) -> bytes:
