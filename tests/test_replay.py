@@ -264,7 +264,7 @@ def test_rescore_proves_the_scores(capsys: pytest.CaptureFixture[str], tmp_path:
     argv = ["check", str(out), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_model_dir)]
     code, err = cli.main(argv), capsys.readouterr().err
     assert code == 0, err
-    assert "note: 2 records: every replayed score re-scored with the model: equal exactly (a float32 graph)" in err.splitlines()
+    assert "note: 2 records: every replayed score re-scored with the engine the record names: equal exactly" in err.splitlines()
     # regression (new-user trial): the notes added up to fewer records than were checked
     assert "note: 1 record: no score to re-score (the record holds none: no passage was scored)" in err.splitlines()
     assert err.splitlines()[-1] == "checked 3 records: 3 ok, 0 with problems"
@@ -279,27 +279,30 @@ def test_rescore_proves_the_scores(capsys: pytest.CaptureFixture[str], tmp_path:
     assert cli.main([*argv[:1], str(path), *argv[2:], "-q"]) == 1
     err = capsys.readouterr().err
     assert f"{path} line 2: the model scores the group premise 'Nadia leads the Atlas project.' at" in err
-    assert "tolerance 0)" in err and f"{path} line 1" not in err
+    assert "tolerance 0: held to its engine exactly)" in err and f"{path} line 1" not in err
     # regression (stop 43's adversarial run): the note said every score was equal for the mismatched record too
     assert cli.main([*argv[:1], str(path), *argv[2:]]) == 1
-    assert "note: 1 record: every replayed score re-scored with the model: equal exactly (a float32 graph)" in (
+    assert "note: 1 record: every replayed score re-scored with the engine the record names: equal exactly" in (
         capsys.readouterr().err.splitlines())
 
 
-def test_rescore_of_an_int8_variant_uses_its_parity_bound(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_int8_dir: Path) -> None:
-    """A dynamic-int8 variant's scores depend on its batch: --rescore compares within the variant's recorded gate."""
+def test_rescore_of_an_int8_variant_uses_its_run_to_run_spread(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_int8_dir: Path) -> None:
+    """A dynamic-int8 variant's batched scores depend on its batch: --rescore holds them to twice the spread the
+    exporter measured between batch layouts (issue 47: it used the export gate, 0.3 on the smoke model, so a
+    forged score within it passed)."""
     from verifier.engine.identity import read_manifest_if_present
 
-    gate = read_manifest_if_present(tiny_int8_dir).variants["int8"].parity.max_prob_diff_gate  # type: ignore[union-attr]
+    spread = read_manifest_if_present(tiny_int8_dir).variants["int8"].parity.run_prob_spread  # type: ignore[union-attr]
+    assert spread is not None and spread > 0  # dynamic int8 quantises each batch: its layouts differ
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
     assert cli.main(["verify", str(source), "-o", str(out), "-q", "--model-dir", str(tiny_int8_dir), "--variant", "int8"]) == 0
     capsys.readouterr()
-    assert cli.main(["check", str(out), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_int8_dir),
-                     "--variant", "int8"]) == 0
-    assert f"note: 1 record: every replayed score re-scored with the model: equal within {gate:g} (the variant's parity bound)" in (
-        capsys.readouterr().err.splitlines())
+    # no --variant: the record names its engine
+    assert cli.main(["check", str(out), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_int8_dir)]) == 0
+    assert (f"note: 1 record: every replayed score re-scored with the engine the record names: equal within {2 * spread:.3g} "
+            "(2 x the run-to-run spread variant int8 recorded at export)") in capsys.readouterr().err.splitlines()
 
 
 def test_an_older_schema_is_not_replayed_by_this_procedure() -> None:

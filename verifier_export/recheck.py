@@ -11,7 +11,8 @@ Used when the exporter is re-run on an existing directory
    runtime configures it (:func:`verifier.engine.tokenization.load_tokenizer` at the
    manifest's ``max_length``);
 3. the ONNX file, in a session from :func:`verifier.engine.session.create_session`,
-   scores each pair alone and all pairs in one padded batch;
+   scores each pair alone, all pairs in one padded batch, and in three other
+   padded layouts (the file's own run-to-run spread, ``run_prob_spread``);
 4. :func:`verifier.engine.golden.compare_to_golden` compares both runs with the
    recorded PyTorch logits and the recorded token ids.
 
@@ -101,18 +102,43 @@ def compare_golden(
     try:
         batched = run(encodings)
         single = np.concatenate([run([encoding]) for encoding in encodings], axis=0)
+        layouts = [_in_layout(run, encodings, batches) for batches in _other_layouts(encodings)]
     except Exception as exc:  # onnxruntime raises its own Exception subclasses
         raise error(f"{path}: the runtime failed on the golden pairs: {one_line(exc)}") from exc
     try:
         comparison = compare_to_golden(
             reference,
-            [single, batched],
+            [single, batched, *layouts],
             token_ids=[encoding.ids for encoding in encodings],
             recorded_ids=golden.recorded_ids,
         )
     except ValueError as exc:  # logits of another shape than golden.json's
         raise error(f"{path}: {exc}") from exc
     return comparison, golden
+
+
+def _other_layouts(encodings: Sequence[Any]) -> list[list[list[int]]]:
+    """Padded batch layouts beyond "alone" and "all at once", each a list of batches of pair indices: pairs
+    in twos, in threes from the end, and each pair beside the longest. Their spread from "alone" is the
+    graph's own run-to-run spread (``run_prob_spread``; a dynamic-int8 graph quantises per batch)."""
+    count = len(encodings)
+    longest = max(range(count), key=lambda index: len(encodings[index].ids)) if count else 0
+    backwards = list(range(count))[::-1]
+    return [
+        [list(range(start, min(start + 2, count))) for start in range(0, count, 2)],
+        [backwards[start:start + 3] for start in range(0, count, 3)],
+        [[index, longest] if index != longest else [index] for index in range(count)],
+    ]
+
+
+def _in_layout(run: Any, encodings: Sequence[Any], batches: list[list[int]]) -> np.ndarray:
+    """Logits (n, k) of every pair, each taken from its own row of the batch it was run in."""
+    rows: dict[int, np.ndarray] = {}
+    for batch in batches:
+        logits = run([encodings[index] for index in batch])
+        for position, index in enumerate(batch):
+            rows.setdefault(index, logits[position])
+    return np.stack([rows[index] for index in range(len(encodings))])
 
 
 def verify_golden(

@@ -3,132 +3,122 @@
 A result carries the digests of its passages, not the passages, so a full
 replay of the decision (:func:`verifier.decision.replay.replay`) and a
 re-scoring of its premises need the input row it answers.
-:class:`RowCursor` finds rows by a key while reading the input forward from
-where the last row was found: outputs are in input order, so checking a whole
-output reads the input once (an output in another order re-reads it, at worst
-once per record). Only one row is held at a time.
+:class:`RowIndex` finds rows by a key, or by line, from an index made in one
+read of the input: a lookup reads again only the rows with the wanted key, so
+matching a whole output reads the input twice whatever the output's order (a
+Ray output comes back in no particular order).
 """
 
 from __future__ import annotations
 
+import bisect
+import hashlib
+from array import array
 from typing import Any, Callable, Generic, Hashable, Iterator, Optional, Sequence, TypeVar
 
-from ..decision.replay import ReplayedPair
-from ..rows import InputRow, InvalidRow
+import numpy as np
 
-__all__ = ["RowCursor", "Rescorer"]
+from ..options import InputLimits
+from ..rows import InputRow, InvalidRow
+from ..types import ClaimVerificationConfig
+from .inputs import iter_input, iter_placed, row_at
+
+__all__ = ["RowIndex"]
 
 K = TypeVar("K", bound=Hashable)
-Row = "InputRow | InvalidRow"
+Where = Optional[Callable[["InputRow | InvalidRow"], bool]]
 
 
-class RowCursor(Generic[K]):
-    """Input rows found by ``key(row)``, reading ``rows()`` forward from the last row found.
+def _key_digest(value: object) -> bytes:
+    """16 bytes standing for a key (its ``repr``; a final 0x01 so that numpy's ``S16`` keeps every byte)."""
+    return hashlib.blake2b(repr(value).encode("utf-8", "surrogatepass"), digest_size=15).digest() + b"\x01"
+
+
+class RowIndex(Generic[K]):
+    """The rows of an input file found by ``key(row)`` or by line, indexed on the first lookup.
+
+    The index keeps 48 bytes a row (a digest of its key, its position, line, byte offset and length), not the rows: a
+    lookup parses again only the rows with the wanted key. A ``.json`` input, which is read whole anyway (at
+    most ``--max-line-bytes``), is kept as rows. Of several rows a lookup accepts, the one found is the one a
+    forward read of the input would find: the first after the row found last, else the first of the file.
 
     Args:
-        rows: a fresh iterator over the input each call.
-        key: a row's key (``None``: never found).
+        path: the input file (read more than once), read as ``verify`` reads it under ``config`` and ``limits``.
+        source: how messages name it.
+        whole_file: a ``.json`` input.
+        key: a row's key.
     """
 
-    def __init__(self, rows: Callable[[], Iterator["InputRow | InvalidRow"]], key: Callable[["InputRow | InvalidRow"], Optional[K]]) -> None:
-        self._rows, self._key = rows, key
-        self._iterator: Optional[Iterator[InputRow | InvalidRow]] = None
-        self._position = 0
+    def __init__(
+        self, path: str, config: ClaimVerificationConfig, limits: InputLimits, *, source: str, whole_file: bool,
+        key: Callable[["InputRow | InvalidRow"], Optional[K]],
+    ) -> None:
+        self._path, self._config, self._limits, self._source, self._whole = path, config, limits, source, whole_file
+        self._key = key
+        self._built = False
+        self._after = -1  # position of the row found last by reading forward (-1: the next lookup starts at the top)
 
     def rows(self) -> Iterator["InputRow | InvalidRow"]:
         """Every row of the input, read afresh."""
-        return self._rows()
+        return iter_input(self._path, self._config, self._limits, source=self._source, whole_file=self._whole)
 
-    def find(
-        self, wanted: Optional[K], where: Optional[Callable[["InputRow | InvalidRow"], bool]] = None
-    ) -> "Optional[InputRow | InvalidRow]":
-        """The first row at or after the last one found whose key is ``wanted`` (and, with ``where``, that
-        ``where`` accepts), else the first before it; ``None``: none. ``wanted=None`` finds rows without a
-        key (invalid rows)."""
-        if self._iterator is None:
-            self._iterator, self._position = self._rows(), 0
-        for item in self._iterator:
-            self._position += 1
-            if self._key(item) == wanted and (where is None or where(item)):
+    def _build(self) -> None:
+        digests, places, lines = bytearray(), array("q"), array("q")
+        self._held: list["InputRow | InvalidRow"] = []
+        placed: Iterator[tuple[int, int, "InputRow | InvalidRow"]] = (
+            ((0, 0, item) for item in self.rows()) if self._whole
+            else iter_placed(self._path, self._config, self._limits, source=self._source)
+        )
+        for offset, length, item in placed:
+            digests += _key_digest(self._key(item))
+            places.extend((offset, length))
+            lines.append(item.line)
+            if self._whole:
+                self._held.append(item)
+        keys = np.frombuffer(bytes(digests), dtype="S16")
+        self._order = np.argsort(keys, kind="stable")  # positions by key, each key's in input order
+        self._keys = keys[self._order]
+        self._places = np.frombuffer(places.tobytes(), dtype=np.int64).reshape(-1, 2)  # each line's offset and length
+        self._lines = np.frombuffer(lines.tobytes(), dtype=np.int64)  # increasing: rows come in input order
+        self._built = True
+
+    def _row(self, position: int) -> "Optional[InputRow | InvalidRow]":
+        if self._whole:
+            return self._held[position]
+        offset, length = self._places[position].tolist()
+        return row_at(self._path, (offset, length), int(self._lines[position]), self._config, self._limits,
+                      source=self._source)
+
+    def _pick(self, positions: Sequence[int], accepts: Callable[["InputRow | InvalidRow"], bool]) -> "Optional[InputRow | InvalidRow]":
+        """The first row of ``positions`` (increasing) after the row found last that ``accepts`` takes, else the
+        first of them before it (which sends the next lookup back to the top), as a forward read finds it."""
+        split = bisect.bisect_right(positions, self._after)
+        for position in positions[split:]:
+            item = self._row(position)
+            if item is not None and accepts(item):
+                self._after = position
                 return item
-        stop, self._iterator = self._position, None  # exhausted: look before where we started
-        for position, item in enumerate(self._rows(), start=1):
-            if position > stop:
-                break
-            if self._key(item) == wanted and (where is None or where(item)):
-                self._iterator = None
+        before, self._after = positions[:split], -1
+        for position in before:
+            item = self._row(position)
+            if item is not None and accepts(item):
                 return item
         return None
 
+    def find(self, wanted: Optional[K], where: Where = None) -> "Optional[InputRow | InvalidRow]":
+        """A row whose key is ``wanted`` (and, with ``where``, that ``where`` accepts); ``None``: none."""
+        if not self._built:
+            self._build()
+        digest = _key_digest(wanted)
+        low = int(np.searchsorted(self._keys, digest, side="left"))
+        high = int(np.searchsorted(self._keys, digest, side="right"))
+        positions = self._order[low:high].tolist()
+        return self._pick(positions, lambda item: self._key(item) == wanted and (where is None or where(item)))
 
-class Rescorer:
-    """Re-scores a replay's pairs with the model and compares them with the recorded scores (``check --rescore``).
-
-    Args:
-        scorer: an :class:`~verifier.engine.scorer.OnnxScorer` (any object with
-            ``score(pairs) -> (n, 3)`` and, for strict replays, ``truncated``).
-        tolerance: the largest |Δprobability| accepted; ``0.0`` for a float32
-            graph (bit-identical across batches on the CPU provider,
-            docs/score-store.md), else the variant's recorded parity bound.
-        model, revision: the model and revision the directory's manifest names
-            (a record naming others is refused).
-    """
-
-    def __init__(self, scorer: Any, *, tolerance: float, model: str, revision: str) -> None:
-        self.scorer, self.tolerance, self.model, self.revision = scorer, tolerance, model, revision
-        self.pairs_scored = 0
-
-    def describe(self) -> str:
-        """How the scores were re-scored (a ``check`` note)."""
-        bound = "exactly (a float32 graph)" if self.tolerance == 0.0 else f"within {self.tolerance:g} (the variant's parity bound)"
-        return f"every replayed score re-scored with the model: equal {bound}"
-
-    def compare(self, pairs: Sequence[ReplayedPair]) -> list[str]:
-        """One sentence per recorded score the model does not give (empty: every score follows from the model)."""
-        if not pairs:
-            return []
-        scores = self.scorer.score([(pair.premise, pair.hypothesis) for pair in pairs])
-        self.pairs_scored += len(pairs)
-        problems = []
-        for pair, row in zip(pairs, scores):
-            worst = max(abs(float(a) - b) for a, b in zip(row, pair.recorded))
-            if worst > self.tolerance:
-                kind = "recheck" if pair.localized else "group"
-                shown = pair.premise if len(pair.premise) <= 40 else pair.premise[:37] + "..."
-                problems.append(
-                    f"the model scores the {kind} premise {shown!r} at "
-                    f"({float(row[0])!r}, {float(row[1])!r}, {float(row[2])!r}), the record says "
-                    f"{pair.recorded!r} (|diff| {worst:.3g} > tolerance {self.tolerance:g})"
-                )
-        return problems
-
-
-def rescorer_for(model_dir: str, variant: Optional[str]) -> Rescorer:
-    """A :class:`Rescorer` over the model directory (loaded now; golden outputs verified).
-
-    Raises:
-        ClaimVerificationError: the directory cannot be loaded.
-    """
-    from pathlib import Path
-
-    from ..engine.identity import read_manifest_if_present
-    from ..engine.manifest import MANIFEST_NAME
-    from ..engine.scorer import OnnxScorer
-    from ..types import ClaimVerificationError
-
-    directory = Path(model_dir)
-    manifest = read_manifest_if_present(directory)
-    if manifest is None:
-        raise ClaimVerificationError(f"{directory / MANIFEST_NAME} not found: --model-dir must be a directory written by export")
-    scorer = OnnxScorer(
-        directory, variant=variant, padding="none", verify_golden=True,
-        expected_model=manifest.model, expected_revision=manifest.revision,
-    )
-    tolerance = 0.0
-    if variant is not None:
-        record = manifest.variants.get(variant)
-        description = record.description.lower() if record is not None else ""
-        if not (description.startswith("float32") and "int8" not in description and "quantiz" not in description):
-            parity = record.parity if record is not None else manifest.parity
-            tolerance = parity.max_prob_diff_gate if parity.max_prob_diff_gate is not None else parity.max_abs_prob_diff
-    return Rescorer(scorer, tolerance=tolerance, model=manifest.model, revision=manifest.revision)
+    def at(self, line: int, where: Where = None) -> "Optional[InputRow | InvalidRow]":
+        """The row at input line ``line`` (a ``.json`` input: item), if ``where`` accepts it; ``None``: none."""
+        if not self._built:
+            self._build()
+        index = int(np.searchsorted(self._lines, line))
+        positions = [index] if index < self._lines.size and int(self._lines[index]) == line else []
+        return self._pick(positions, lambda item: where is None or where(item))

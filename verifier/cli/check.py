@@ -33,8 +33,8 @@ until they are given. A problem is reported as ``RESULTS line N: <what>``.
 Digests prove only self-consistency (anyone can recompute them), so each
 record is also re-decided from its own recorded scores
 (:mod:`verifier.decision.replay`): with ``--inputs`` (the file ``verify``
-read; records matched to rows by claim and evidence digests,
-:class:`~verifier.cli.audit_inputs.RowCursor`) the real decision procedure
+read; records matched to rows by claim and evidence digests, or line,
+:class:`~verifier.cli.audit_inputs.RowIndex`) the real decision procedure
 is replayed over the row's passages, answered only with the record's scores;
 without it, what the scores must show for any passages is checked.
 ``--rescore --model-dir DIR`` re-scores every replayed premise with the
@@ -80,12 +80,14 @@ from ..types import (
     RefutationPolicy,
 )
 from ..envelopes import row_id
-from .audit_inputs import Rescorer, RowCursor, rescorer_for
+from .audit_inputs import RowIndex
+from .rescore import Rescorer, rescorer_for
 from .bulk import error_fingerprint, row_fingerprint
-from .check_records import Record, looks_like_input, records, unread_entries
+from .check_records import Record, count_records, looks_like_input, records, unread_entries
 from .common import SUMMARIES, _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
-from .inputs import is_whole_file, iter_input
+from .inputs import is_whole_file
+from .progress import counted, progress_for
 
 __all__ = ["add_parser", "run", "records"]
 
@@ -178,7 +180,7 @@ class _Tally:
 class _Audit:
     """What ``check`` checks beyond a record's own fields: its input row, the model, a signature key."""
 
-    cursor: Optional[RowCursor[tuple[str, str]]] = None
+    cursor: Optional[RowIndex[tuple[str, str]]] = None
     rescorer: Optional[Rescorer] = None
     public_key: Optional[PublicKey] = None
     #: Records whose signature ``public_key`` verified, for the summary.
@@ -198,7 +200,7 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     extra: list[str] = []
     notes: list[str] = []
     evidence = complete = None
-    truncated = audit.rescorer.scorer.truncated if audit.rescorer is not None else None
+    truncated = audit.rescorer.truncated if audit.rescorer is not None else None
     row = None
     if audit.cursor is not None:
         row, problem = _row_of(record, result, audit.cursor, audit.answered)
@@ -235,10 +237,10 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
                 f"{result.model} at {result.requested_revision}"
             )
         else:
-            mismatches = audit.rescorer.compare(report.replay.pairs)
+            mismatches, held = audit.rescorer.compare(result, report.replay.pairs)
             extra.extend(mismatches)
             if not mismatches and report.replay.pairs:  # the note says the scores were equal: only where there were some
-                notes.append(audit.rescorer.describe())
+                notes.append(f"every replayed score re-scored with the engine the record names: equal {held}")
             elif not report.replay.pairs:  # said, so the notes add up to the records checked
                 notes.append("no score to re-score (the record holds none: no passage was scored)")
     elif report.replay is not None:
@@ -260,7 +262,7 @@ def _same_as_of(a: Any, b: Any) -> bool:
 
 
 def _row_of(
-    record: Record, result: ClaimVerification, cursor: RowCursor[tuple[str, str]], answered: set[int],
+    record: Record, result: ClaimVerification, cursor: RowIndex[tuple[str, str]], answered: set[int],
     also: Optional[Any] = None,
 ) -> "tuple[Optional[InputRow | InvalidRow], str]":
     """The ``--inputs`` row ``record`` answers, else ``None`` and why, in words.
@@ -277,8 +279,11 @@ def _row_of(
                 and (also is None or bool(also(item))))
 
     if record.line is not None or record.id is not None:
-        found = cursor.find(key, where=lambda item: answers(item) and (record.line is None or item.line == record.line)
-                            and (record.id is None or row_id(item) == record.id))
+        def named(item: "InputRow | InvalidRow") -> bool:
+            return answers(item) and (record.id is None or row_id(item) == record.id)
+
+        found = (cursor.find(key, where=named) if record.line is None
+                 else cursor.at(record.line, where=lambda item: _digests(item) == key and named(item)))
         if found is None:
             named = " and ".join(part for part in (f"line {record.line}" if record.line is not None else "",
                                                    f"id {record.id!r}" if record.id is not None else "") if part)
@@ -313,9 +318,11 @@ def _check_error_row(record: Record, audit: _Audit) -> Optional[str]:
     if record.line is None and record.id is None:
         return "an error row that names neither a line nor an id, so no row of --inputs is the one it reports"
     named = f"line {record.line}" if record.line is not None else f"id {record.id!r}"
-    invalid = audit.cursor.find(None, where=lambda item: isinstance(item, InvalidRow)
-                                and (record.line is None or item.line == record.line)
-                                and (record.id is None or row_id(item) == record.id))
+    def reports(item: "InputRow | InvalidRow") -> bool:
+        return isinstance(item, InvalidRow) and (record.id is None or row_id(item) == record.id)
+
+    invalid = (audit.cursor.find((_INVALID, record.id or ""), where=reports) if record.line is None
+               else audit.cursor.at(record.line, where=reports))
     if not isinstance(invalid, InvalidRow):
         return f"an error row for {named}, but --inputs has no invalid row there"
     unit = invalid.unit if record.line is not None else "row"  # a Ray row says "row" (docs/bulk.md)
@@ -357,9 +364,7 @@ def _prepare_audit(args: argparse.Namespace, read_config: ClaimVerificationConfi
         limits = InputLimits(**{name: getattr(args, option) for name, option in _LIMIT_OPTIONS.items()
                                 if getattr(args, option, None) is not None})
         path, whole = args.inputs, is_whole_file(args.inputs)
-        audit.cursor = RowCursor(
-            lambda: iter_input(path, read_config, limits, source=path, whole_file=whole), _digests
-        )
+        audit.cursor = RowIndex(path, read_config, limits, source=path, whole_file=whole, key=_digests)
     if args.rescore:
         try:
             audit.rescorer = rescorer_for(args.model_dir, args.variant)
@@ -368,9 +373,14 @@ def _prepare_audit(args: argparse.Namespace, read_config: ClaimVerificationConfi
     return audit
 
 
-def _digests(item: "InputRow | InvalidRow") -> Optional[tuple[str, str]]:
+#: The first half of an invalid row's key (beside its id): no claim digest, so no valid row's key.
+_INVALID = "invalid row"
+
+
+def _digests(item: "InputRow | InvalidRow") -> tuple[str, str]:
+    """A row's key: its claim and evidence digests; an invalid row's, its id (``""``: none)."""
     if not isinstance(item, InputRow):
-        return None
+        return _INVALID, row_id(item) or ""
     return claim_sha256(item.request.claim), evidence_sha256(item.request.evidence)
 
 
@@ -392,7 +402,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
                         f"with . or _, or not a regular file): {shown}")
     invalid: list[str] = []
     inputs_like = 0  # invalid lines that are verify's input rows (a claim, no status): RESULTS and --inputs swapped
-    for item in records(args.results, limit):
+    total = None if args.quiet else count_records(args.results)
+    for item in counted(records(args.results, limit), progress_for("check", "records", total, args.quiet)):
         if isinstance(item, ValueError):
             invalid.append(f"error: {item}")
             continue

@@ -312,6 +312,9 @@ class GoldenComparison:
         changed_ids: indices of pairs whose runtime token ids differ from the
             recorded ones.
         finite: every logit of every run is finite.
+        run_prob_spread: the largest |Δprobability| between the first run (each pair alone) and
+            any other run of the same pair (other batch layouts): how far this graph's own
+            scores move with the other pairs of a padded batch (``None``: one run only).
     """
 
     logit_diff: np.ndarray
@@ -319,6 +322,7 @@ class GoldenComparison:
     argmax_agrees: np.ndarray
     changed_ids: tuple[int, ...]
     finite: bool
+    run_prob_spread: Optional[float] = None
 
     @property
     def pairs(self) -> int:
@@ -394,6 +398,7 @@ class GoldenComparison:
             max_abs_prob_diff=self.max_abs_prob_diff,
             argmax_agreement=self.argmax_agreement,
             token_ids_identical=self.token_ids_identical,
+            run_prob_spread=self.run_prob_spread if self.finite else None,
         )
 
 
@@ -410,7 +415,7 @@ def compare_to_golden(
         reference: float (n, k) reference logits (PyTorch), columns in the same
             order as every run.
         runs: one or more float (n, k) logit arrays (e.g. each pair alone and
-            all pairs in one padded batch).
+            all pairs in one padded batch); the first is the reference of ``run_prob_spread``.
         token_ids: the runtime token ids each pair was scored with.
         recorded_ids: the ids recorded at export (``None`` entries are skipped).
 
@@ -438,6 +443,10 @@ def compare_to_golden(
         bad = ~np.all([np.isfinite(array).all(axis=1) for array in arrays], axis=0)
         logit_diff = np.where(bad, np.nan, logit_diff)
         prob_diff = np.where(bad, np.nan, prob_diff)
+    spread = None
+    if len(arrays) > 1 and finite:
+        first = softmax(arrays[0])
+        spread = float(max(np.abs(softmax(array) - first).max() for array in arrays[1:]))
     target = expected.argmax(axis=1)
     agrees = np.all([array.argmax(axis=1) == target for array in arrays], axis=0)
     changed: list[int] = []
@@ -453,4 +462,5 @@ def compare_to_golden(
         argmax_agrees=np.asarray(agrees, dtype=bool),
         changed_ids=tuple(changed),
         finite=finite,
+        run_prob_spread=spread,
     )

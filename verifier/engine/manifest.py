@@ -129,6 +129,10 @@ class ParityReport(BaseModel):
     max_abs_prob_diff: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
     argmax_agreement: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
     token_ids_identical: bool
+    #: The largest |Δprobability| between a golden pair scored alone and in the other padded batch
+    #: layouts the exporter tries: the file's own run-to-run spread, which ``check --rescore`` holds a
+    #: batched record of a non-float32 engine to (docs/audit.md). ``None`` in manifests written before it.
+    run_prob_spread: Optional[float] = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
 
 
 class VariantRecord(BaseModel):
