@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -229,7 +230,9 @@ def test_a_job_right_after_a_failed_one_in_the_process_gets_every_cpu(source: Pa
 
 def test_quiet_shows_none_of_rays_own_info_or_warning_lines(source: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
     """Regression (stop 41's new-user trial): with -q, Ray's "Started a local Ray instance", its token
-    warning and Ray Data's execution-plan lines still reached stderr. Ray's C++ core may still print."""
+    warning and Ray Data's execution-plan lines still reached stderr. Ray's C++ core may still print.
+    Regression (issue 50): with stderr not a terminal the driver printed no progress of its own; now plain
+    lines of rows written (``$CLAIM_VERIFIER_PROGRESS_AFTER=0``: from the start), and none with -q."""
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "verifier", "verify", str(source), "-o", str(out), "--engine", "ray", "--model-dir", str(tiny_model_dir)]
     quiet = subprocess.run([*argv, "-q"], capture_output=True, text=True, timeout=300)
@@ -237,8 +240,13 @@ def test_quiet_shows_none_of_rays_own_info_or_warning_lines(source: Path, tiny_m
     python_lines = [line for line in quiet.stderr.splitlines() if "\tINFO " in line or "\tWARNING " in line]
     assert python_lines == []
     assert sum(len(path.read_text(encoding="utf-8").splitlines()) for path in out.iterdir()) == len(ROWS)
-    loud = subprocess.run([*argv[:6], str(tmp_path / "loud"), *argv[7:]], capture_output=True, text=True, timeout=300)
+    assert not any(line.startswith("verify [") for line in quiet.stderr.splitlines()), quiet.stderr[-3000:]
+    loud = subprocess.run([*argv[:6], str(tmp_path / "loud"), *argv[7:]], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "CLAIM_VERIFIER_PROGRESS_AFTER": "0"})
     assert loud.returncode == 0 and "\tINFO " in loud.stderr and f"ray: wrote {len(ROWS)} row(s)" in loud.stderr
+    progress = [line for line in loud.stderr.splitlines() if line.startswith("verify [")]
+    assert re.fullmatch(rf"verify \[ *\d+\.\ds\] 0 of {len(ROWS)} rows \(0%\)", progress[0]), progress
+    assert re.fullmatch(rf"verify \[ *\d+\.\ds\] {len(ROWS)} of {len(ROWS)} rows in \d+\.\d s, [\d,]+ rows/s", progress[-1]), progress
 
 
 def test_ctrl_c_mid_job_ends_with_interrupted_and_no_ray_traceback(tiny_model_dir: Path, tmp_path: Path) -> None:

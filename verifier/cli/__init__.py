@@ -27,8 +27,8 @@ Usage::
     file remains and existing files are left as they were
     (:mod:`verifier.cli.output`). A summary table (counts per status,
     claims/s, model calls, pairs scored, elapsed) goes to stderr unless
-    ``--quiet``; a progress bar goes to stderr only when stderr is a terminal
-    and not ``--quiet``.
+    ``--quiet``; progress goes to stderr unless ``--quiet``: a bar on a terminal,
+    plain timestamped lines otherwise (:mod:`verifier.cli.progress`).
 
 ``verify --claim ... --evidence ...``
     One-off check with human-readable output on stdout (or the JSON result

@@ -34,7 +34,6 @@ import io
 import json
 import logging
 import re
-import sys
 import typing
 from pathlib import Path
 from typing import Any, Optional
@@ -58,6 +57,7 @@ from ..types import ClaimVerificationConfig, EntailmentPolicy, RefutationPolicy
 from .common import SUMMARIES, Context, add_limits, add_model_dir, int_range, prepare, threads, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
 from .inputs import InputRow, InvalidRow, open_lines, read_requests, report_invalid
+from .progress import Bar, progress_for
 
 __all__ = ["add_parser", "run"]
 
@@ -95,7 +95,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     parser.add_argument("--scores", type=Path, help="recorded-scores file to replay and extend (default REPORT_DIR/scores.jsonl)")
     parser.add_argument("--offline", action="store_true", help="never load the model: every pair must be in --scores")
     parser.add_argument("-q", "--quiet", action="store_true",
-                        help="no progress bar and no summary on stderr (warnings and errors still print)")
+                        help="no progress (bar or log lines) and no summary on stderr (warnings and errors still print)")
     plan = parser.add_argument_group("plan (frozen by --register)")
     plan.add_argument("--grid", type=_grid, metavar="G", help="both threshold grids: 0.6,0.8 or 0.5:0.95:0.05 (the default)")
     plan.add_argument("--entailment-grid", type=_grid, metavar="G", help="entailment thresholds of the sweep")
@@ -231,21 +231,11 @@ def _determinants(runtime: RuntimeOptions) -> Optional[dict[str, Any]]:
 def _log_through(bar: Any) -> Any:
     """While ``bar`` is drawn, the library's log lines (the model's random-weights warning, said when it
     loads mid-run) are written above it by tqdm instead of into it (new-user trial: they split the bar)."""
-    if bar is None:
+    if not isinstance(bar, Bar):
         return contextlib.nullcontext()
     from tqdm.contrib.logging import logging_redirect_tqdm  # type: ignore[import-untyped,unused-ignore]
 
     return logging_redirect_tqdm(loggers=[logging.getLogger("verifier")])
-
-
-def _progress(quiet: bool) -> Any:
-    if quiet or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:  # pragma: no cover - tqdm is a runtime dependency
-        return None
-    return tqdm(unit="config", file=sys.stderr, dynamic_ncols=True, leave=False, desc="assay")
 
 
 def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
@@ -320,12 +310,12 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         raise UsageError(f"error: --offline needs recorded scores, and {scores_path} does not exist")
     live = context.make_verifier(setup.config, setup.runtime)
     scorer = RecordingScorer(records, live=lambda: live.scorer, offline=args.offline, resolved_revision=recorded_revision)
-    bar = _progress(args.quiet)
+    bar = progress_for("assay", "configurations", None, args.quiet)
 
     def progress(done: int, total: int) -> None:
         if bar is not None:
             bar.total = total
-            bar.update(done - bar.n)
+            bar.update(done)
 
     try:
         with _log_through(bar):

@@ -19,7 +19,7 @@ from ..strictjson import loads as strict_loads
 from .errors import UsageError
 from .inputs import open_lines
 
-__all__ = ["Record", "looks_like_input", "records", "unread_entries"]
+__all__ = ["Record", "count_records", "looks_like_input", "records", "unread_entries"]
 
 _ENVELOPE_KEYS = {"id", "line", "result", "error"}
 
@@ -67,6 +67,27 @@ def unread_entries(source: str) -> list[str]:
     if source == "-" or not os.path.isdir(source):
         return []
     return sorted(name for name in os.listdir(source) if not _read(source, name))
+
+
+def count_records(source: str) -> Optional[int]:
+    """How many records :func:`records` will yield from ``source``, for a progress line's total: its
+    non-blank lines; ``None`` for stdin, a JSON array, or a file that cannot be read (its error comes later)."""
+    if source == "-":
+        return None
+    total = 0
+    try:
+        for path in _files(source):
+            with open(path, "rb") as stream:
+                first = True
+                for line in stream:
+                    if line.strip():
+                        if first and line.lstrip().startswith(b"["):
+                            return None
+                        first = False
+                        total += 1
+    except OSError:
+        return None
+    return total
 
 
 def _decode(text: str) -> Any:

@@ -84,8 +84,15 @@ def first_line(exc: BaseException) -> str:
 
 def err(message: str) -> None:
     """Print ``message`` to stderr without pydantic's "For further information visit ..." links, with any
-    terminal control character it echoes from the input made visible (:func:`verifier.messages.printable`)."""
-    print(printable(strip_pydantic_links(message)), file=sys.stderr, flush=True)
+    terminal control character it echoes from the input made visible (:func:`verifier.messages.printable`).
+    While a progress bar is drawn (:mod:`verifier.cli.progress`) the line goes above it, not into it."""
+    text = printable(strip_pydantic_links(message))
+    tqdm_module = sys.modules.get("tqdm")
+    if tqdm_module is not None and getattr(tqdm_module.tqdm, "_instances", None):
+        with tqdm_module.tqdm.external_write_mode(file=sys.stderr):
+            print(text, file=sys.stderr, flush=True)
+        return
+    print(text, file=sys.stderr, flush=True)
 
 
 def one_line(text: str) -> str:

@@ -53,6 +53,8 @@ from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
 from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, await_capacity, capacity, drain
 from .resume import AppendFile, LazyVerifier, find_row, kept, read_done
+from .check_records import count_records
+from .progress import Progress, counted, use_bar
 
 __all__ = ["run_ray", "ray_failure"]
 
@@ -282,6 +284,14 @@ def _connect(ray: Any, args: argparse.Namespace) -> None:
         ) from exc
 
 
+def _progress(args: argparse.Namespace, resume: Optional[_Resume]) -> Any:
+    """Plain progress lines in a log (a terminal has Ray Data's own bars): rows written, of the rows to verify."""
+    if args.quiet or use_bar():
+        return None
+    total = resume.todo if resume is not None else (count_records(args.input) if os.path.isfile(args.input) else None)
+    return Progress("verify", "rows", total)
+
+
 def _where(args: argparse.Namespace) -> str:
     address = args.address or os.environ.get("RAY_ADDRESS")
     return f"at {address}" if address else "started here"
@@ -339,7 +349,8 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
             )
             if resume is None or resume.todo:
                 batches = results.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=1)
-                drain(batches, DEFAULT_STALL_TIMEOUT if args.stall_timeout is None else args.stall_timeout, resume.write if resume is not None else directory.write)  # type: ignore[union-attr]
+                write = resume.write if resume is not None else directory.write  # type: ignore[union-attr]
+                drain(counted(batches, _progress(args, resume), lambda table: int(table.num_rows)), DEFAULT_STALL_TIMEOUT if args.stall_timeout is None else args.stall_timeout, write)
             if resume is not None:
                 resume.finish()
             else:

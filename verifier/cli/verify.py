@@ -67,6 +67,7 @@ from .bulk import (
 )
 from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled, with_fix
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
+from .progress import progress_for
 from .render import RunSummary, format_result, format_summary, identity_summary
 from .resume import AppendFile, LazyVerifier, find_row, kept, read_done, signing_key
 
@@ -119,7 +120,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     )
     io_group.add_argument("--shard", type=shard_type, metavar="I/N", help="only the rows whose sha256(id) mod N is I")
     io_group.add_argument("-q", "--quiet", action="store_true",
-                          help="no progress bar and no summary on stderr (warnings and errors still print)")
+                          help="no progress (bar or log lines) and no summary on stderr (warnings and errors still print)")
     one_off = parser.add_argument_group("one-off check")
     one_off.add_argument("--claim", help="the claim to verify (instead of INPUT)")
     one_off.add_argument(
@@ -246,16 +247,6 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
 # ---------------------------------------------------------------- JSON Lines mode
 
 
-def _progress_bar(total: int, quiet: bool) -> Any:
-    if quiet or total == 0 or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:  # pragma: no cover - tqdm is a runtime dependency
-        return None
-    return tqdm(total=total, unit="claim", file=sys.stderr, dynamic_ncols=True, leave=False)
-
-
 def _verify_all(
     verifier: "ClaimVerifier",
     rows: Iterator["InputRow | InvalidRow"],
@@ -265,7 +256,7 @@ def _verify_all(
 ) -> RunSummary:
     """Pass 2: verify ``rows`` a chunk at a time; ``sink`` gets each chunk's rows with their results in order."""
     run = RunSummary(results=StatusTally())
-    bar = _progress_bar(total, quiet)
+    bar = progress_for("verify", "claims", total, quiet) if total else None
     start = time.perf_counter()
     base = 0
     try:
@@ -274,7 +265,7 @@ def _verify_all(
 
             def progress(done: int, base: int = base) -> None:
                 if bar is not None:
-                    bar.update(base + done - bar.n)
+                    bar.update(base + done)
 
             results = iter(verifier.verify_many_sync([item.request for item in valid], progress=progress))
             paired = [(item, next(results) if isinstance(item, InputRow) else None) for item in chunk]
