@@ -6,6 +6,8 @@ Usage::
     python -m bench.bulk rss --sizes 10000 100000 1000000 --model-dir models/tiny-deberta-v2-smoke-seed0
     # local CLI vs --engine ray with 1 and 2 workers (base-shaped model)
     python -m bench.bulk ray --claims 2000 --workers 1 2 --model-dir models/bench-deberta-v3-base-random/onnx
+    # check --inputs and verify --resume over an output in input order and shuffled (Ray's order)
+    python -m bench.bulk order --claims 1200 --model-dir models/tiny-deberta-v2-smoke-seed0
 
 Each run is a fresh ``python -m verifier verify ... -q`` subprocess; its peak
 RSS is the child's own ``ru_maxrss`` (read by a wrapper at exit; for Ray,
@@ -115,6 +117,28 @@ def bench_ray(claims: int, workers: Sequence[int], model_dir: Path, threads: int
     return rows
 
 
+def bench_order(claims: int, model_dir: Path, workdir: Path) -> list[dict[str, Any]]:
+    """Wall seconds of ``check --inputs`` and of ``verify --resume`` (every line kept) over a finished
+    output in input order and shuffled (seed 0)."""
+    import random
+
+    source = write_claims(workdir / f"claims-{claims}.jsonl", claims)
+    out = workdir / "out.jsonl"
+    resume = ["verify", str(source), "-o", str(out), "-q", "--model-dir", str(model_dir), "--resume"]
+    run_verify(resume)
+    ordered = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    shuffled = list(ordered)
+    random.Random(0).shuffle(shuffled)
+    rows = []
+    for order, lines in (("input order", ordered), ("shuffled", shuffled)):
+        for command, argv in (("check --inputs", ["check", str(out), "--inputs", str(source), "-q"]), ("verify --resume", resume)):
+            out.write_text("".join(lines), encoding="utf-8")
+            figures = run_verify(argv)
+            rows.append({"command": command, "output": order, "records": claims, **figures})
+            print(f"{command:<16} {order:<12} {figures['wall_s']:.2f} s", file=sys.stderr, flush=True)
+    return rows
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table."""
     keys = [key for key in rows[0] if key != "peak_rss_bytes"] + (["peak_rss"] if "peak_rss_bytes" in rows[0] else [])
@@ -139,6 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     ray.add_argument("--claims", type=int, default=2000)
     ray.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ray.add_argument("--model-dir", type=Path, default=ROOT / "models" / "bench-deberta-v3-base-random" / "onnx")
+    order = sub.add_parser("order", help="check --inputs and verify --resume over an output in input order and shuffled")
+    order.add_argument("--claims", type=int, default=1200)
+    order.add_argument("--model-dir", type=Path, default=ROOT / "models" / "tiny-deberta-v2-smoke-seed0")
+    order.add_argument("--json", type=Path, help="also write the figures here")
     for command in (rss, ray):
         command.add_argument("--threads", type=int, default=1, help="onnxruntime threads of the local run (default 1)")
         command.add_argument("--json", type=Path, help="also write the figures here")
@@ -151,6 +179,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-bulk.") as work:
         if args.command == "rss":
             rows = bench_rss(args.sizes, args.model_dir, args.threads, Path(work))
+        elif args.command == "order":
+            rows = bench_order(args.claims, args.model_dir, Path(work))
         else:
             rows = bench_ray(args.claims, args.workers, args.model_dir, args.threads, Path(work))
     print(markdown(rows))

@@ -80,6 +80,8 @@ __all__ = [
     "read_requests",
     "read_input",
     "iter_input",
+    "iter_placed",
+    "row_at",
     "is_whole_file",
     "spooled",
     "open_lines",
@@ -115,11 +117,19 @@ def _lines(stream: Union[IO[str], IO[bytes]], limit: int, source: str) -> Iterat
         LineTooLong: a line is longer than ``limit``.
         UsageError: a line is not UTF-8.
     """
-    number = 0
+    for number, _, _, text in _placed_lines(stream, limit, source):
+        yield number, text
+
+
+def _placed_lines(stream: Union[IO[str], IO[bytes]], limit: int, source: str) -> Iterator[tuple[int, int, int, str]]:
+    """``(line number, offset, length, text)`` of every line: :func:`_lines` with where each line starts and
+    its length (in bytes, for a byte stream)."""
+    number = offset = 0
     while True:
         raw = stream.readline(limit + 1)
         if not raw:
             return
+        start, offset = offset, offset + len(raw)
         number += 1
         ends_line = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
         if len(raw) > limit and not ends_line:
@@ -135,7 +145,7 @@ def _lines(stream: Union[IO[str], IO[bytes]], limit: int, source: str) -> Iterat
                 raise UsageError(f"error: {source} line {number} is not UTF-8 text: {exc.reason}") from None
         else:
             text = raw[1:] if number == 1 and raw.startswith("\ufeff") else raw
-        yield number, text
+        yield number, start, offset - start, text
 
 
 def read_requests(
@@ -234,6 +244,42 @@ def iter_input(
     """
     with _opened(path) as stream:
         yield from read_requests(stream, config, whole_file=whole_file, limits=limits, source=source)
+
+
+def iter_placed(
+    path: str, config: ClaimVerificationConfig, limits: InputLimits, *, source: str
+) -> Iterator[tuple[int, int, InputRow | InvalidRow]]:
+    """:func:`iter_input` of a JSON Lines file, each row after the byte offset and length of its line (:func:`row_at`)."""
+    with _opened(path) as stream:
+        for number, offset, length, text in _placed_lines(stream, limits.max_request_bytes, source):
+            item = parse_line(number, text, config, limits)
+            if item is not None:
+                yield offset, length, item
+
+
+def row_at(
+    path: str, place: tuple[int, int], number: int, config: ClaimVerificationConfig, limits: InputLimits, *, source: str
+) -> "Optional[InputRow | InvalidRow]":
+    """The row of line ``number`` of a JSON Lines file, read at its byte offset and length ``place``
+    (:func:`iter_placed`); ``None``: that line is blank now (the file changed).
+
+    Raises:
+        UsageError: as :func:`iter_input`.
+    """
+    offset, length = place
+    try:
+        with open(path, "rb", buffering=0) as stream:  # unbuffered: one read of the line, not a buffer's worth
+            stream.seek(offset)
+            raw = stream.read(length) or b""
+    except OSError as exc:
+        raise UsageError(f"error: cannot read {source}: {exc.strerror or exc}") from None
+    if number == 1 and raw.startswith(codecs.BOM_UTF8):  # as _placed_lines reads line 1
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # the file changed since it was read
+        raise UsageError(f"error: {source} line {number} is not UTF-8 text: {exc.reason}") from None
+    return parse_line(number, text, config, limits)
 
 
 @contextlib.contextmanager

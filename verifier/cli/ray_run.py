@@ -225,7 +225,7 @@ class _Resume:
         # the strict policy's truncation of kept lines is the model's to decide: the driver loads it only then
         lazy = LazyVerifier(lambda: ClaimVerifier(config, runtime=self.setup.runtime), lambda made: stack.callback(made.close))
         self.done, keep = read_done(
-            output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)), source=source,
+            output, ids, config, configuration_digest(config), find_row(source, config, limits, source=source, whole_file=False), source=source,
             truncated=lazy.truncated,
             resolved_revision=self.setup.manifest.resolved_revision if self.setup.manifest is not None else None,
         )

@@ -38,7 +38,7 @@ from typing import IO, Any, Callable, Iterator, Optional, Sequence
 from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import check_result, parse_result
 from ..decision.signing import PublicKey, load_private_key
-from ..options import RuntimeOptions
+from ..options import InputLimits, RuntimeOptions
 from ..strictjson import DuplicateKeyError
 from ..strictjson import loads as strict_loads
 from ..types import SCHEMA_VERSION, ClaimVerificationConfig
@@ -51,13 +51,13 @@ from .bulk import (
     row_fingerprint,
     row_id,
 )
-from .audit_inputs import RowCursor
+from .audit_inputs import RowIndex
 from .errors import Failure, UsageError
 from .inputs import InputRow, InvalidRow
 
 __all__ = ["AppendFile", "LazyVerifier", "find_row", "kept", "read_done", "signing_key"]
 
-#: Finds the current input row with an id (a fresh read of the input; used only to word a refusal).
+#: Finds the current input row with an id.
 RowFinder = Callable[[str], "Optional[InputRow | InvalidRow]"]
 
 
@@ -315,7 +315,7 @@ def read_done(
     """What an earlier ``--resume`` run wrote to ``path``, verified: the ids done and the byte length to keep.
 
     ``ids`` are the input's ids with their :func:`~verifier.cli.bulk.row_fingerprint`;
-    ``find`` reads the input again to name what changed when a line is stale.
+    ``find`` finds the current row with an id (to replay a kept line, or name what changed in a stale one).
     ``public_key``: this run signs (``--sign-key``), so every kept line must be
     signed by that key; ``None``: a signed line is refused (the run would not sign it).
     ``truncated``: for the strict policy, which pairs the model sees cut (the run's
@@ -384,7 +384,7 @@ def signing_key(runtime: RuntimeOptions) -> Optional[PublicKey]:
     return load_private_key(runtime.sign_key).public_key() if runtime.sign_key is not None else None
 
 
-def find_row(rows: Callable[[], Iterator["InputRow | InvalidRow"]]) -> RowFinder:
-    """A :data:`RowFinder` over reads of the input, each search going on from the last row found
-    (:class:`~verifier.cli.audit_inputs.RowCursor`: an output in input order is matched in one read)."""
-    return RowCursor(rows, row_id).find
+def find_row(path: str, config: ClaimVerificationConfig, limits: InputLimits, *, source: str, whole_file: bool) -> RowFinder:
+    """A :data:`RowFinder` over the input file ``path`` (:class:`~verifier.cli.audit_inputs.RowIndex`, made on
+    the first search: an output in any order is matched in two reads of the input)."""
+    return RowIndex(path, config, limits, source=source, whole_file=whole_file, key=row_id).find

@@ -350,7 +350,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
             appender = AppendFile(output)  # locked until the run ends: a second run on this output stops at once
             stack.callback(appender.close)
             done, keep = read_done(
-                output, ids, config, configuration_digest(config), find_row(lambda: rows(config, limits)),
+                output, ids, config, configuration_digest(config), find_row(path, config, limits, source=source, whole_file=whole_file),
                 source=f"{source}{f' (shard {shard})' if shard.count > 1 else ''}",
                 public_key=signing_key(setup.runtime), truncated=lazy.truncated,
                 resolved_revision=setup.manifest.resolved_revision if setup.manifest is not None else None,
