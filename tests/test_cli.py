@@ -769,6 +769,34 @@ def test_without_the_pinned_model_the_error_names_the_smoke_export_that_is_there
     assert code == 0 and len(out.splitlines()) == 1, err
 
 
+@pytest.mark.parametrize("command", ["verify", "info", "serve"])
+def test_a_missing_model_dir_that_was_given_is_never_told_to_add_model_dir(
+    command: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path
+) -> None:
+    """Regression (issue 50): ``serve --model-dir models/nli-deberta-v3-base-6c749ce3425c`` (as docs/serving.md
+    writes it; the directory absent, the smoke export present) answered "add --model-dir
+    models/tiny-deberta-v2-smoke-seed0", although --model-dir was given. Now it says to export the pinned
+    model or give the smoke export's directory instead."""
+    if command == "serve":
+        pytest.importorskip("uvicorn")  # the server extra
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLAIM_VERIFIER_MODEL_DIR", raising=False)
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny-deberta-v2-smoke-seed0")
+    argv = [command]
+    if command == "verify":
+        argv += ["--claim", "The launch is Tuesday.", "--evidence", "The launch is Tuesday."]
+    code, out, err = run_main(capsys, *argv, "--model-dir", "models/nli-deberta-v3-base-6c749ce3425c")
+    assert code == 1
+    assert "add --model-dir" not in err, err
+    error = next(line for line in err.splitlines() if line.startswith("error: "))
+    assert error == (
+        f"error: --model-dir models/nli-deberta-v3-base-6c749ce3425c (relative to {tmp_path}) does not exist: the "
+        f"pinned model is not exported here; export it once with `{export_command()}`, or give --model-dir "
+        "models/tiny-deberta-v2-smoke-seed0 instead, the random-weights smoke export here (plumbing only: "
+        "meaningless decisions)"
+    ), err
+
+
 # ---------------------------------------------------------------- end to end, in a subprocess, on the tiny model
 
 

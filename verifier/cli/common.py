@@ -168,8 +168,9 @@ def add_model_dir(parser: "argparse.ArgumentParser | argparse._ArgumentGroup") -
 # ---------------------------------------------------------------- model directory, configuration, runtime
 
 
-def missing_model_message(model_dir: Path) -> str:
-    """One line saying the model directory (or its manifest) is missing and how to create it."""
+def missing_model_message(model_dir: Path, given: bool = False) -> str:
+    """One line saying the model directory (or its manifest) is missing and how to create it (``given``: the
+    user named it with ``--model-dir``, so the line never asks to add the option)."""
     export = export_command()
     if model_dir.exists() and not model_dir.is_dir():
         return f"error: --model-dir {where(model_dir)} is a file, not a model directory; give the directory {export} wrote"
@@ -179,6 +180,12 @@ def missing_model_message(model_dir: Path) -> str:
         pinned, smoke = f"`{export}`", f"`{export} --smoke --output DIR` and pass --model-dir DIR"
     else:
         pinned, smoke = f"`{export} --output {model_dir}`", f"`{export} --smoke --output {model_dir}`"
+    if default and given and (SMOKE_DIR / MANIFEST_NAME).is_file():  # issue 50: serve --model-dir <the pinned one>
+        return (
+            f"error: --model-dir {where(model_dir)} {what}: the pinned model is not exported here; export it once "
+            f"with `{export}`, or give --model-dir {SMOKE_DIR} instead, the random-weights smoke export here "
+            "(plumbing only: meaningless decisions)"
+        )
     if default and (SMOKE_DIR / MANIFEST_NAME).is_file():  # issue 34: `export --smoke` alone, then the README's verify
         return (
             f"error: model directory {where(model_dir)} {what}: the pinned model is not exported here, but the "
@@ -375,5 +382,5 @@ def prepare(
     runtime = build_runtime(args, model_dir)
     requests = list(read(config, runtime.limits))
     if manifest is None and _needs_model(requests):
-        raise Failure(missing_model_message(model_dir))
+        raise Failure(missing_model_message(model_dir, given=getattr(args, "model_dir", None) is not None))
     return Setup(config, runtime, manifest, requests)

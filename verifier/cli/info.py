@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     manifest = load_manifest(model_dir)
     if manifest is None:
         print(format_cpu(None, cpu_capabilities()))  # what this CPU can run does not need a model
-        raise Failure(missing_model_message(model_dir))
+        raise Failure(missing_model_message(model_dir, given=args.model_dir is not None))
     if args.json:
         print(manifest.model_dump_json(indent=2))
     else:

@@ -312,7 +312,7 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
         setup = resume.setup if resume is not None else prepare(args, no_rows)
         model_dir = setup.runtime.model_dir
         if setup.manifest is None or model_dir is None:
-            raise Failure(missing_model_message(Path(model_dir or ".")))
+            raise Failure(missing_model_message(Path(model_dir or "."), given=args.model_dir is not None))
         try:
             import ray
             import ray.data

@@ -119,7 +119,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     model_dir = RuntimeOptions(model_dir=args.model_dir).resolve_model_dir(DEFAULT_MODEL, DEFAULT_REVISION)
     manifest = load_manifest(model_dir)
     if manifest is None:
-        raise Failure(missing_model_message(model_dir))
+        raise Failure(missing_model_message(model_dir, given=args.model_dir is not None))
     try:
         api_key = read_api_key(args.api_key_file) if args.api_key_file else None
     except ValueError as exc:
