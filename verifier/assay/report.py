@@ -27,7 +27,7 @@ from ..types import ClaimVerification
 from .labels import LABELS
 from .metrics import METRICS
 
-__all__ = ["REPORT_VERSION", "DETAILS_NAME", "assemble", "write_report", "markdown", "details_markdown",
+__all__ = ["REPORT_VERSION", "DETAILS_NAME", "REPORT_FILES", "assemble", "write_report", "markdown", "details_markdown",
            "model_facts", "LABEL_MAPPING"]
 
 REPORT_VERSION = 1
@@ -307,6 +307,10 @@ def _figures(report: dict[str, Any], directory: Path) -> list[str]:
         plt.close(figure)
         written.append("confusion.png")
     return written
+
+
+#: Every file :func:`write_report` may write into the report directory.
+REPORT_FILES = ("report.json", "report.md", DETAILS_NAME, "results.jsonl", "sweep.png", "confusion.png")
 
 
 def write_report(report: dict[str, Any], results: Sequence[ClaimVerification], directory: Path) -> list[str]:

@@ -46,7 +46,7 @@ from ..assay.recording import (
     MissingScores, RecordingScorer, ScoreIdentity, determinants_sha256, read_scores, score_determinants, write_scores,
 )
 from ..assay.registration import check_registration, create_registration, file_sha256, plan_from, read_registration
-from ..assay.report import assemble, model_facts, write_report
+from ..assay.report import REPORT_FILES, assemble, model_facts, write_report
 from ..assay.runner import AssayPlan, count_missing, run_assay
 from ..assay.sweep import entailment_policies, parse_grid, refutation_policies
 from ..engine.manifest import MANIFEST_NAME, read_manifest
@@ -56,6 +56,8 @@ from ..options import InputLimits, RuntimeOptions
 from ..types import ClaimVerificationConfig, EntailmentPolicy, RefutationPolicy
 from .common import SUMMARIES, Context, add_limits, add_model_dir, int_range, prepare, threads, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
+from .output import refuse_overlaps
+from .reads import command_reads
 from .inputs import InputRow, InvalidRow, open_lines, read_requests, report_invalid
 from .progress import Bar, progress_for
 
@@ -259,6 +261,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             f"error: {args.registration} has registration_sha256 {document['registration_sha256']}, not the pinned "
             f"{args.expect_registration_sha256}: it was changed (and its digest recomputed) since it was pinned; nothing run"
         )
+    _refuse_overlaps(args)
     claims: list[LabelledClaim] = []
     invalid: list[InvalidRow] = []
 
@@ -352,6 +355,18 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         for gate in report["gates"]:
             err(f"gate {gate['gate']}: {'pass' if gate['passed'] else 'FAIL'} (actual {_figure(gate['actual'])})")
     return EXIT_FAILURE if report["gates_passed"] is False else EXIT_OK
+
+
+def _refuse_overlaps(args: argparse.Namespace) -> None:
+    """No report file, ``--register`` or ``--scores`` may be LABELLED, ``--registration`` or a model file (exit 2)."""
+    reads = [("the LABELLED file", Path(args.input)), *command_reads(args)]
+    written: list[tuple[str, Optional[Path]]] = [("--register", args.register)]
+    if args.output is not None:
+        report = [("-o", args.output / name) for name in REPORT_FILES]
+        scores = args.scores or args.output / "scores.jsonl"
+        refuse_overlaps(report, [("the --scores file", scores)])
+        written += [*report, ("--scores", scores)]
+    refuse_overlaps(written, reads)
 
 
 def _figure(value: Any) -> str:

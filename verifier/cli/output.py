@@ -43,6 +43,7 @@ __all__ = [
     "stdout_text",
     "check_destination",
     "same_file",
+    "refuse_overlaps",
     "check_output_paths",
     "open_outputs",
     "commit_all",
@@ -242,19 +243,34 @@ def same_file(first: "str | Path", second: "str | Path") -> bool:
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
+def refuse_overlaps(outputs: Sequence[tuple[str, Optional[Path]]], reads: Sequence[tuple[str, Path]]) -> None:
+    """No output (``(option, path)``) may be the same file as one the command reads (``(how named, path)``;
+    :mod:`verifier.cli.reads`): exit 2 before any work. Standard output, character devices and FIFOs may.
+    """
+    for option, path in outputs:
+        if path is None or Destination.of(option, path).kind != "file":
+            continue
+        for named, read in reads:
+            if same_file(path, read):
+                raise UsageError(f"error: {option} {path} is {named}; it would be replaced, write to another file")
+
+
 def check_output_paths(
     source: str, output: Optional[Path], row_map: Optional[Path], score_cache: Optional[Path] = None,
-    score_cache_key: Optional[Path] = None,
+    score_cache_key: Optional[Path] = None, reads: Sequence[tuple[str, Path]] = (),
 ) -> None:
     """``-o``, ``--row-map`` and ``INPUT`` (``source``; ``-`` is stdin) must be three different files (exit 2),
     and ``--score-cache`` and its key (``--score-cache-key``, else the default ``STORE.key``) none of them
     (the results would replace the store or its key, or the store the input), nor SQLite's ``STORE-wal``,
     ``STORE-shm`` or ``STORE-journal``, which SQLite deletes when the store closes (docs/score-store.md).
+    None of them may be one of ``reads`` either, the other files the command reads (model directory files,
+    keys: :mod:`verifier.cli.reads`).
 
     Character devices and FIFOs may be shared (``-o /dev/null --row-map /dev/null``).
     """
+    refuse_overlaps([("-o", output), ("--row-map", row_map)], reads)
     others: list[tuple[str, "Optional[str | Path]"]] = [
-        ("INPUT", None if source == "-" else source), ("-o", output), ("--row-map", row_map),
+        ("INPUT", None if source == "-" else source), ("-o", output), ("--row-map", row_map), *reads,
     ]
     owned: list[tuple[str, Path, str]] = []  # (how to name it, path, what goes wrong)
     if score_cache is not None:

@@ -51,6 +51,7 @@ from ..messages import install_hint
 from .errors import EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line, say_on_interrupt
 from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
+from .reads import command_reads
 from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, await_capacity, capacity, drain
 from .resume import AppendFile, LazyVerifier, find_row, kept, read_done
 from .check_records import count_records
@@ -79,7 +80,8 @@ def _check(args: argparse.Namespace) -> Path:
     if args.resume:
         if args.output is None or Destination.of("-o", Path(args.output)).kind != "file" or not os.path.isfile(args.input):
             raise UsageError("error: --engine ray --resume needs INPUT a file and -o FILE (a regular file it appends to)")
-        check_output_paths(args.input, Path(args.output), None, args.score_cache, args.score_cache_key)
+        check_output_paths(args.input, Path(args.output), None, args.score_cache, args.score_cache_key,
+                           reads=command_reads(args))
         check_destination("-o", Path(args.output))
         return Path(args.output)
     if args.output is None or str(args.output) == "-":

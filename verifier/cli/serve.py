@@ -14,6 +14,8 @@ from ..options import InputLimits, RuntimeOptions
 from ..types import DEFAULT_MODEL, DEFAULT_REVISION
 from .common import SUMMARIES, Context, add_model_dir, add_sign_key, build_config, load_manifest, missing_model_message, runtime_options, threads
 from .errors import EXIT_OK, Failure, UsageError
+from .output import check_output_paths
+from .reads import command_reads
 
 __all__ = ["add_parser", "run"]
 
@@ -120,6 +122,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     manifest = load_manifest(model_dir)
     if manifest is None:
         raise Failure(missing_model_message(model_dir, given=args.model_dir is not None))
+    # the store and its key are written: never over a key, the API key or a model file
+    check_output_paths("-", None, None, args.score_cache, args.score_cache_key, reads=command_reads(args))
     try:
         api_key = read_api_key(args.api_key_file) if args.api_key_file else None
     except ValueError as exc:

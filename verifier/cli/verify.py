@@ -66,6 +66,7 @@ from .bulk import (
     shard_type,
 )
 from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled, with_fix
+from .reads import command_reads
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .progress import progress_for
 from .render import RunSummary, format_result, format_summary, identity_summary
@@ -312,7 +313,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
     output = args.output if args.output is not None else Path(STDOUT)
     if args.score_cache_key is not None and args.score_cache is None:
         raise UsageError("error: --score-cache-key needs --score-cache")
-    check_output_paths(args.input, output, args.row_map, args.score_cache, args.score_cache_key)
+    check_output_paths(args.input, output, args.row_map, args.score_cache, args.score_cache_key, reads=command_reads(args))
     _check_bulk_options(args, output)
     shard: Shard = args.shard or Shard()
     whole_file = is_whole_file(args.input)
