@@ -655,3 +655,26 @@ def test_checking_the_input_file_instead_of_the_results_says_so_in_two_lines(cap
     assert len(err) == 2 and err[0].startswith(f"error: {claims} line 1: not a result record: "), err
     assert err[1] == (f"error: {rows} lines of {claims} are not result records: they are verify's input (a claim, "
                       f"no status); check its results with `check RESULTS --inputs {claims}`")
+
+
+def test_a_second_record_is_reported_when_the_requires_complete_set_retry_finds_its_row(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Bug (issue 49 item 4): two rows differing only in requires_complete_set; row 1's record replaced by a copy of
+    row 2's ``incomplete`` gave "2 ok", exit 0: the retry against the other row skipped the second-record check."""
+    claim, evidence = "There are four launches.", EVIDENCE[:1]
+    made = [verifier().verify_sync(claim, evidence, requires_complete_set=flag) for flag in (False, True)]
+    assert [r.status.value for r in made] == ["supported", "incomplete"]
+    rows = [{"claim": claim, "evidence": [e.model_dump(mode="json") for e in evidence], "requires_complete_set": flag}
+            for flag in (False, True)]
+    inputs, records = tmp_path / "in.jsonl", tmp_path / "records.jsonl"
+    inputs.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    records.write_text(made[0].model_dump_json() + "\n" + made[1].model_dump_json() + "\n", encoding="utf-8")
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 0  # the genuine pair
+    copy = made[1].model_dump_json() + "\n"
+    records.write_text(copy + copy, encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["check", str(records), "--inputs", str(inputs), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"{records} line 2: a second record for --inputs line 2 (verify writes one per row)" in err
+    assert f"{records} line 1:" not in err  # the first copy answers row 2 once, which is no problem

@@ -219,8 +219,8 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
     if report.problems and audit.cursor is not None and isinstance(row, InputRow) and record.line is None:
         # a result does not record requires_complete_set, so rows that differ only in it are told apart by
         # the replay: a bare record out of input order (joined shards) may belong to the other one
-        other, _ = _row_of(record, result, audit.cursor, audit.answered,
-                           also=lambda item: item.request.requires_complete_set != complete)
+        other, again = _row_of(record, result, audit.cursor, audit.answered,
+                               also=lambda item: item.request.requires_complete_set != complete)
         if isinstance(other, InputRow):
             retry = check_result(
                 result, config=config, evidence=other.request.evidence,
@@ -228,6 +228,8 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
             )
             if not retry.problems:
                 report, row = retry, other
+                # the row it answers now says whether it is a second record, not the first row tried
+                extra = [item for item in extra if item != problem] + ([again] if again else [])
     if isinstance(row, InputRow):
         audit.answered.add(row.line)
     if audit.rescorer is not None and report.replay is not None:
