@@ -268,8 +268,8 @@ def test_an_edited_model_or_revision_is_found(capsys: pytest.CaptureFixture[str]
         path.write_text(json.dumps({**genuine, field: value}) + "\n", encoding="utf-8")
         assert cli.main(["check", str(path)]) == 1
         err = capsys.readouterr().err.splitlines()
-        assert err[0] == f"{path} line 1: configuration_sha256 does not match the given configuration"
-        assert err[1].startswith("hint: configuration_sha256 is recomputed from the default decision configuration")
+        assert err[0].startswith("hint: configuration_sha256 is recomputed from the default decision configuration")
+        assert err[1] == f"{path} line 1: configuration_sha256 does not match the given configuration"
     # A record made with other decision options checks out only when they are given.
     strict = ClaimVerifier(ClaimVerificationConfig(entailment_threshold=0.9), scorer=ScriptedScorer(SCRIPT)).verify_sync(
         "The launch is Tuesday.", EVIDENCE[:1]
@@ -299,14 +299,40 @@ def test_records_of_the_strict_policy_get_a_hint_naming_it(capsys: pytest.Captur
     path.write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
     assert cli.main(["check", str(path), "-q"]) == 1
     err = capsys.readouterr().err
-    assert "hint: 2 of those records were made under the strict policy (schema_version 4, strict_rulings): " \
-        "give --entailment-policy and --refutation-policy as verify had them" in err
+    assert err.splitlines()[0] == (
+        f"hint: {path} line 1 was made under the strict policy (schema_version 4, strict_rulings): give "
+        "--entailment-policy and --refutation-policy as verify had them (e.g. --entailment-policy strict "
+        "--refutation-policy strict); without them its configuration_sha256 cannot match"
+    ), err
     assert cli.main(["check", str(path), "-q", "--entailment-policy", "strict", "--refutation-policy", "strict"]) == 0
     # a reference-policy record with another threshold gets no such hint
     other = ClaimVerifier(ClaimVerificationConfig(entailment_threshold=0.9), scorer=ScriptedScorer(SCRIPT))
     path.write_text(other.verify_sync("The launch is Tuesday.", EVIDENCE[:1]).model_dump_json() + "\n", encoding="utf-8")
     assert cli.main(["check", str(path), "-q"]) == 1
     assert "strict policy" not in capsys.readouterr().err
+
+
+def test_strict_records_checked_without_the_policies_give_the_hint_first_and_each_problem_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Regression (issue 50, new-user trial): ``check`` of strict-policy output without the policy options
+    printed 82 problem lines, the same two for each of 41 records, and the hint explaining them last. Now
+    the hint comes first, each distinct problem once, and one line says how many more records have it."""
+    config = ClaimVerificationConfig(entailment_policy="strict", refutation_policy="strict")
+    made = ClaimVerifier(config, scorer=ScriptedScorer(SCRIPT, default=(0.05, 0.05)))
+    records = [made.verify_sync("The launch is Tuesday.", EVIDENCE[:1]) for _ in range(6)]
+    path = tmp_path / "strict.jsonl"
+    path.write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
+    assert cli.main(["check", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"hint: {path} line 1 was made under the strict policy"), err
+    assert err[1:3] == [
+        f"{path} line 1: configuration_sha256 does not match the given configuration",
+        f"... and 5 more with the same problem (first: {path} line 1): configuration_sha256 does not match the "
+        "given configuration",
+    ], err
+    assert sum("configuration_sha256 does not match" in line for line in err) == 2
+    assert err[-1] == "checked 6 records: 0 ok, 6 with problems"
 
 
 def test_check_reads_every_format_verify_writes(

@@ -56,7 +56,6 @@ not a result record or an envelope of one (or bad usage).
 from __future__ import annotations
 
 import argparse
-import collections
 import os
 import typing
 from dataclasses import dataclass, field, replace
@@ -84,6 +83,7 @@ from .audit_inputs import RowIndex
 from .rescore import Rescorer, rescorer_for
 from .bulk import error_fingerprint, row_fingerprint
 from .check_records import Record, count_records, looks_like_input, records, unread_entries
+from .check_tally import MAX_REPORTED, Tally
 from .common import SUMMARIES, _LIMIT_OPTIONS, Context, add_limits, int_range, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
 from .inputs import is_whole_file
@@ -91,15 +91,11 @@ from .progress import counted, progress_for
 
 __all__ = ["add_parser", "run", "records"]
 
-#: Problems reported one by one before the rest are only counted.
-_MAX_REPORTED = 50
 #: The decision options ``check`` takes (those of ``verify``), by argparse destination.
 _DECISION = (
     "model", "revision", "entailment_threshold", "contradiction_threshold", "max_group_size",
     "group_candidate_limit", "max_evidence", "batch_size", "entailment_policy", "refutation_policy",
 )
-_CONFIG_PROBLEMS = ("configuration_sha256 does not match the given configuration",
-                    "model or requested_revision differs from the given configuration")
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
@@ -147,33 +143,6 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     add_limits(parser.add_argument_group("input limits"))
     parser.set_defaults(func=run)
     return parser
-
-
-@dataclass
-class _Tally:
-    checked: int = 0
-    bad: int = 0
-    reported: int = 0
-    errors: int = 0
-    envelopes: int = 0
-    resolved: int = 0
-    config_mismatch: bool = False
-    #: Records with a configuration problem whose own fields show the strict policy made them.
-    strict_made: int = 0
-    notes: "collections.Counter[str]" = field(default_factory=collections.Counter)
-    #: How many valid ``--inputs`` rows no record answers, in words (``""``: none, or ``--every-row`` made them problems).
-    unanswered: str = ""
-    #: Valid ``--inputs`` rows no record answers, under ``--every-row`` (each a problem).
-    missing: int = 0
-    #: Error rows that do not report their ``--inputs`` row (each a problem).
-    wrong_errors: int = 0
-    #: The entries of a results directory that are not read, in words (``""``: none).
-    unread: str = ""
-
-    def problem(self, text: str) -> None:
-        if self.reported < _MAX_REPORTED:
-            err(text)
-        self.reported += 1
 
 
 @dataclass
@@ -396,7 +365,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         where, message, _ = describe_validation_error(exc)
         raise UsageError(f"error: the decision options do not form a configuration: {'field ' + where + ': ' if where else ''}{message}") from None
     audit = _prepare_audit(args, read_config)
-    tally = _Tally()
+    tally = Tally()
     unread = unread_entries(args.results)
     if unread:
         shown = ", ".join(unread[:3]) + (", ..." if len(unread) > 3 else "")
@@ -415,7 +384,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
             wrong = _check_error_row(item, audit)
             if wrong is not None:
                 tally.wrong_errors += 1
-                tally.problem(f"{item.where}: {wrong}")
+                tally.problem(item.where, wrong)
             continue
         try:
             result, report = _check(item, options, audit)
@@ -429,16 +398,11 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         if report.ok:
             continue
         tally.bad += 1
-        mismatch = any(problem in _CONFIG_PROBLEMS for problem in report.problems)
-        tally.config_mismatch |= mismatch
-        # schema 4 comes from the strict policy or a caller's as_of; without as_of, or with rulings, it is strict
-        tally.strict_made += mismatch and result.schema_version == STRICT_SCHEMA_VERSION and (
-            result.as_of is None or bool(result.strict_rulings)
-        )
+        tally.configuration(item.where, result, report.problems, list(options))  # its hint before its problems
         for problem in report.problems:
-            tally.problem(f"{item.where}: {problem}")
+            tally.problem(item.where, problem)
     swapped = bool(invalid) and inputs_like == len(invalid) and not tally.checked
-    for line in invalid[: 1 if swapped else _MAX_REPORTED]:  # an input file: one line shows why, not one per row
+    for line in invalid[: 1 if swapped else MAX_REPORTED]:  # an input file: one line shows why, not one per row
         err(line)
     source = "<stdin>" if args.results == "-" else args.results
     if audit.cursor is not None and not invalid:
@@ -448,23 +412,9 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
                 f"results with `check RESULTS --inputs {source}`") if swapped else ""
         raise UsageError(f"error: {len(invalid)} line{'s' if len(invalid) != 1 else ''} of {source} {'are' if len(invalid) != 1 else 'is'} not "
             f"{'result records' if len(invalid) != 1 else 'a result record'}{hint}")
-    if tally.reported > _MAX_REPORTED:
-        err(f"... and {tally.reported - _MAX_REPORTED} more problems")
-    if tally.config_mismatch:
-        given = ", ".join("--" + name.replace("_", "-") for name in options) or "none"
-        err(
-            "hint: configuration_sha256 is recomputed from the default decision configuration with each record's "
-            f"model and requested_revision, changed by the decision options given (given: {given}); a record made "
-            "with other options (e.g. --entailment-threshold) checks out only when they are given here"
-        )
-        if tally.strict_made and not {"entailment_policy", "refutation_policy"} & set(options):
-            err(
-                f"hint: {tally.strict_made} of those record{'s were' if tally.strict_made != 1 else ' was'} made "
-                "under the strict policy (schema_version 4, strict_rulings): give --entailment-policy and "
-                "--refutation-policy as verify had them (e.g. --entailment-policy strict --refutation-policy strict)"
-            )
+    tally.repeats()
     if not args.quiet:
-        _notes(tally)
+        tally.say_notes()
         summary = f"checked {tally.checked} record{'s' if tally.checked != 1 else ''}: {tally.checked - tally.bad} ok, {tally.bad} with problems"
         if audit.public_key is not None:
             summary += f"; {audit.signatures_verified} signature{'s' if audit.signatures_verified != 1 else ''} verified with {args.public_key}"
@@ -479,7 +429,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     return EXIT_FAILURE if tally.bad or tally.missing or tally.wrong_errors else EXIT_OK
 
 
-def _rows_without_a_record(args: argparse.Namespace, audit: _Audit, tally: _Tally) -> None:
+def _rows_without_a_record(args: argparse.Namespace, audit: _Audit, tally: Tally) -> None:
     """The valid ``--inputs`` rows no record was matched to: each a problem with ``--every-row``, else one note."""
     assert audit.cursor is not None
     missing = first = 0
@@ -488,22 +438,8 @@ def _rows_without_a_record(args: argparse.Namespace, audit: _Audit, tally: _Tall
             missing += 1
             first = first or row.line
             if args.every_row:
-                tally.problem(f"{args.inputs} line {row.line}: no record answers this row (--every-row)")
+                tally.problem(f"{args.inputs} line {row.line}", "no record answers this row (--every-row)")
     if missing and args.every_row:
         tally.missing = missing
     elif missing:
         tally.unanswered = f"{missing} row{'s' if missing != 1 else ''} of {args.inputs} {'have' if missing != 1 else 'has'} no record (first: line {first}; --every-row makes each a problem)"
-
-
-def _notes(tally: _Tally) -> None:
-    """What was not verified, each once with how many records it concerns."""
-    for note, count in tally.notes.items():
-        err(f"note: {count} record{'s' if count != 1 else ''}: {note}")
-    if tally.resolved:
-        err(f"note: {tally.resolved} record{'s' if tally.resolved != 1 else ''}: resolved_revision (what ran) is covered by no digest")
-    if tally.envelopes:
-        err(f"note: {tally.envelopes} envelope{'s' if tally.envelopes != 1 else ''}: the id and line beside a result are covered by no digest")
-    if tally.unanswered:
-        err(f"note: {tally.unanswered}")
-    if tally.unread:
-        err(f"note: {tally.unread}")
