@@ -8,6 +8,7 @@ tests/test_replay.py).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
@@ -204,3 +205,28 @@ def test_resume_keeps_only_lines_signed_as_the_run_signs(
     assert run(signed) == 2
     assert "is signed, but this run does not sign" in capsys.readouterr().err
     assert len(signed.read_text(encoding="utf-8").splitlines()) == 1  # nothing appended by any refused run
+
+
+def test_only_the_canonical_base64_of_a_signature_verifies(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest_only_model_dir: Path
+) -> None:
+    """Bug (issue 49 item 5): base64 decoding ignores the last character's 4 unused bits, so each signed record had
+    16 spellings of its signature that all passed check --public-key (bytes-deduplication fooled)."""
+    private, public = _keys(tmp_path)
+    source, signed = tmp_path / "in.jsonl", tmp_path / "signed.jsonl"
+    source.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+    assert cli.main(["verify", str(source), "-o", str(signed), "-q", "--sign-key", str(private)], make_verifier=_scripted) == 0
+    record = json.loads(signed.read_text(encoding="utf-8"))
+    value = record["signature"]["value"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    index = alphabet.index(value[85])
+    assert index % 16 == 0 and value.endswith("==")  # 64 bytes: the 86th character keeps 2 bits, its low 4 are zero
+    respelled = [value[:85] + alphabet[index + low] + "==" for low in range(1, 16)]
+    assert {base64.b64decode(other) for other in respelled} == {base64.b64decode(value)}  # the same 64 bytes
+    capsys.readouterr()
+    for other in respelled:
+        signed.write_text(json.dumps({**record, "signature": {**record["signature"], "value": other}}) + "\n", encoding="utf-8")
+        assert cli.main(["check", str(signed), "--public-key", str(public), "-q"]) == 1, other
+        assert "the signature value is not the canonical base64 of a 64-byte signature" in capsys.readouterr().err
+    signed.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert cli.main(["check", str(signed), "--public-key", str(public), "-q"]) == 0

@@ -72,6 +72,19 @@ def _read(path: Union[str, "os.PathLike[str]"], what: str) -> bytes:
     return read_small_file(path, what)
 
 
+def _canonical_signature(text: str) -> Optional[bytes]:
+    """The 64 bytes ``text`` spells, only when ``text`` is their one canonical base64 (``None`` otherwise).
+
+    Decoding ignores the unused low bits of the last character, so 16 spellings give the same bytes; only the
+    one :meth:`PrivateKey.sign` writes is accepted, so equal records are equal bytes.
+    """
+    try:
+        value = base64.b64decode(text, validate=True)
+    except ValueError:
+        return None
+    return value if len(value) == 64 and base64.b64encode(value).decode("ascii") == text else None
+
+
 class PrivateKey:
     """An Ed25519 private key that signs records."""
 
@@ -114,13 +127,17 @@ class PublicKey:
             return [f"the record is signed by another key (key_id {signature.key_id[:16]}..., this key {self.key_id[:16]}...)"]
         from cryptography.exceptions import InvalidSignature
 
+        value = _canonical_signature(signature.value)
+        if value is None:
+            return ["the signature value is not the canonical base64 of a 64-byte signature (padding and the last "
+                    "character's unused bits zero, as signing writes it): a re-spelled signature never verifies"]
         try:
             if isinstance(stored, (str, bytes)):
                 stored = strict_loads(stored)
             if stored is not None and not isinstance(stored, Mapping):
                 raise ValueError("the stored record is not a JSON object")
             message = signed_bytes(result if stored is None else stored)
-            self._key.verify(base64.b64decode(signature.value, validate=True), message)
+            self._key.verify(value, message)
         except (InvalidSignature, ValueError):
             return ["the signature does not verify: the record was changed after it was signed, or forged"]
         return []
