@@ -140,3 +140,56 @@ def test_the_installed_wheel_exports_verifies_and_checks_outside_the_checkout(wh
     assert [row["claim"] for row in rows] == [claim["claim"] for claim in claims]
     check = _python(user, "-m", "verifier", "check", "out.jsonl", path=site)
     assert check.returncode == 0, check.stderr
+
+
+# ---------------------------------------------------------------- messages for the way it was installed
+
+
+def _console_scripts(bin_dir: Path) -> None:
+    """The distribution's two console scripts as pip writes them (pyproject.toml ``[project.scripts]``)."""
+    bin_dir.mkdir(parents=True)
+    for name, module, function in (("onnx-claim-verifier", "verifier.__main__", "console_main"),
+                                   ("onnx-claim-verifier-export", "verifier_export.__main__", "main")):
+        script = bin_dir / name
+        script.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import {function}\nsys.exit({function}())\n",
+                          encoding="utf-8")
+        script.chmod(0o755)
+
+
+def test_the_console_scripts_name_each_other_not_python_m(tmp_path: Path) -> None:
+    """Regression (issue 50): after ``onnx-claim-verifier-export`` its next line said ``.../python3 -m
+    verifier_export`` while ``onnx-claim-verifier verify``'s error said ``.../python3 -m export``. Under the
+    console scripts, both now name the scripts (bare: ``PATH`` finds them)."""
+    _console_scripts(tmp_path / "bin")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAIM_VERIFIER_MODEL_DIR",)}
+    env.update({"PATH": f"{tmp_path / 'bin'}{os.pathsep}{env.get('PATH', '')}", "PYTHONPATH": str(ROOT),
+                "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    export = subprocess.run(["onnx-claim-verifier-export"], cwd=elsewhere, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert export.returncode == 1, export.stderr
+    next_line = export.stderr.splitlines()[-1]
+    assert next_line.startswith("next: with a copy of the model folder: onnx-claim-verifier-export --model "), next_line
+    assert next_line.endswith("; plumbing only (random weights): onnx-claim-verifier-export --smoke"), next_line
+    assert " -m " not in export.stderr
+    verify = subprocess.run(["onnx-claim-verifier", "verify", "--claim", "The launch is Tuesday.", "--evidence",
+                             "The launch is Tuesday."], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+    assert verify.returncode == 1, verify.stderr
+    assert "create it once with `onnx-claim-verifier-export` (the pinned" in verify.stderr, verify.stderr
+    assert "`onnx-claim-verifier-export --smoke --output DIR`" in verify.stderr and " -m " not in verify.stderr
+
+
+def test_a_suggested_interpreter_is_relative_only_for_a_venv_right_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (issue 50): run from another directory, a message suggested
+    ``newcomer/wheelvenv/bin/python3 -m export``, a path relative to where it was run. Only a virtualenv in
+    the working directory itself (``.venv/bin/python``, the README's form) is named relatively now."""
+    from verifier.messages import python_command
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))  # no `python` on PATH: the path is what to type
+    monkeypatch.setattr(sys, "executable", str(tmp_path / ".venv" / "bin" / "python"))
+    assert python_command() == os.path.join(".venv", "bin", "python")
+    deeper = tmp_path / "newcomer" / "wheelvenv" / "bin" / "python3"
+    monkeypatch.setattr(sys, "executable", str(deeper))
+    assert python_command() == str(deeper)

@@ -92,13 +92,19 @@ def one_line(exc: BaseException) -> str:
 SMOKE_DIR = Path("models") / "tiny-deberta-v2-smoke-seed0"
 
 
+#: The distribution's console scripts (pyproject.toml, ``[project.scripts]``).
+VERIFIER_SCRIPT = "onnx-claim-verifier"
+EXPORT_SCRIPT = "onnx-claim-verifier-export"
+
+
 def python_command() -> str:
     """This interpreter as a user would type it here, for messages that give a command to run.
 
     ``python`` when that is what ``python`` on ``PATH`` runs (an activated virtualenv); else
-    the interpreter's path, relative when it is under the working directory
+    the interpreter's path, relative only for a virtualenv right in the working directory
     (``.venv/bin/python`` in a checkout whose virtualenv is not activated: a plain ``python``
-    there is another interpreter, without this project's packages).
+    there is another interpreter, without this project's packages), absolute otherwise (issue 50:
+    ``newcomer/wheelvenv/bin/python3`` read as a path from elsewhere).
     """
     import shutil
     import sys
@@ -108,9 +114,44 @@ def python_command() -> str:
     if found and os.path.abspath(found) == executable:
         return "python"
     try:
-        return str(Path(executable).relative_to(Path.cwd()))
+        relative = Path(executable).relative_to(Path.cwd())
     except ValueError:
         return executable
+    return str(relative) if len(relative.parts) <= 3 else executable
+
+
+def console_script(name: str) -> Optional[str]:
+    """The console script ``name`` as a user would type it, when this process was started by one of the
+    distribution's console scripts and ``name`` is installed beside it: bare when ``PATH`` finds that one,
+    else its absolute path. ``None`` otherwise (``python -m ...``): messages then name the module.
+
+    Issue 50: after ``onnx-claim-verifier-export`` a message said ``.../python3 -m verifier_export`` while
+    ``onnx-claim-verifier verify`` said ``... -m export``; now both name the scripts the user runs.
+    """
+    import shutil
+    import sys
+
+    started = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if started not in (VERIFIER_SCRIPT, EXPORT_SCRIPT):
+        return None
+    script = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), name)
+    if not os.path.isfile(script):
+        return None
+    found = shutil.which(name)
+    return name if found and os.path.abspath(found) == script else script
+
+
+def verifier_command() -> str:
+    """``python -m verifier`` as a user types it here (or the ``onnx-claim-verifier`` script they ran)."""
+    return console_script(VERIFIER_SCRIPT) or f"{python_command()} -m verifier"
+
+
+def variants_command(model_dir: "str | Path") -> str:
+    """The command that adds variants to the export at ``model_dir`` (flags to follow)."""
+    script = console_script(EXPORT_SCRIPT)
+    if script is not None:  # the script has no .variants form: the same command through --output
+        return f"{script} --output {model_dir}"
+    return f"{export_command()}.variants {model_dir}"
 
 
 def export_command() -> str:
@@ -121,10 +162,14 @@ def export_command() -> str:
     distribution is installed (it installs the shim). Else, where another
     ``export`` package would answer (one in the working directory, say),
     ``python -m verifier_export``, which is the same command under its own name.
-    ``python`` is :func:`python_command`.
+    ``python`` is :func:`python_command`. Under a console script, the ``onnx-claim-verifier-export``
+    script beside it (:func:`console_script`).
     """
     import importlib.util
 
+    script = console_script(EXPORT_SCRIPT)
+    if script is not None:
+        return script
     python = python_command()
     local = Path("export")
     if local.exists():  # `python -m` puts the working directory first: this one answers

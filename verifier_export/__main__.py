@@ -280,10 +280,12 @@ def _use_next(output_dir: Path, model: str, revision: str) -> str:
     except OSError:  # pragma: no cover - unresolvable path
         is_default = False
     where = "" if is_default else f" --model-dir {shlex.quote(str(output_dir))}"
+    from verifier.messages import verifier_command
+
     if Path("examples/claims.jsonl").is_file():  # a checkout: its example claims
-        return f"next: {_python()} -m verifier verify examples/claims.jsonl{where}"
+        return f"next: {verifier_command()} verify examples/claims.jsonl{where}"
     return (
-        f"next: {_python()} -m verifier verify{where} --claim 'The launch is on Tuesday.' "
+        f"next: {verifier_command()} verify{where} --claim 'The launch is on Tuesday.' "
         "--evidence 'The launch moved to Wednesday.'"
     )
 
@@ -302,7 +304,9 @@ def _offline_next(args: argparse.Namespace) -> str:
     from .source import hub_offline
 
     name = model.rstrip("/").split("/")[-1]
-    run = f"{_python()} -m {_module()}"
+    from verifier.messages import EXPORT_SCRIPT, console_script
+
+    run = console_script(EXPORT_SCRIPT) or f"{_python()} -m {_module()}"
     again = f"{run}{'' if args.model is None else ' --model ' + model} --revision {revision}"
     # under HF_HUB_OFFLINE the cache was what failed: suggest the network, not the command just run (issue 34)
     cache = (f"with network: unset HF_HUB_OFFLINE and run {again}" if hub_offline()

@@ -57,9 +57,12 @@ def use_bar(stream: Optional[TextIO] = None) -> bool:
     try:
         if not stream.isatty():
             return False
-        return os.get_terminal_size(stream.fileno()).columns > 0
     except (AttributeError, OSError, ValueError):
         return False
+    try:
+        return os.get_terminal_size(stream.fileno()).columns > 0
+    except (AttributeError, OSError, ValueError):  # a terminal whose width cannot be read: tqdm's default width
+        return True
 
 
 def _count(value: float) -> str:

@@ -62,13 +62,13 @@ def _build_hint(model_dir: Path, variant: str, random_weights: bool = False) -> 
     random-weights test model, with the loosened gate it needs."""
     if variant not in _BUILDABLE:
         return ""
-    from ..messages import export_command, install_hint
+    from ..messages import install_hint, variants_command
 
     extra = _BUILDABLE[variant]
     needs = f", with the {extra} extra ({install_hint(extra)})" if extra else ""
     gates = _RANDOM_MODEL_GATES.get(variant, "") if random_weights else ""
     loosened = " (a random-weights test model misses the default gate: these flags loosen it)" if gates else ""
-    return f"; build it with `{export_command()}.variants {model_dir} --variants {variant}{gates}`{loosened}{needs}"
+    return f"; build it with `{variants_command(model_dir)} --variants {variant}{gates}`{loosened}{needs}"
 
 
 def model_file_of(model_dir: Path, manifest: Manifest, variant: Optional[str]) -> str:
