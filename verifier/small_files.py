@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 from typing import Union
 
-__all__ = ["SMALL_FILE_LIMIT", "SmallFileError", "read_small_file", "read_small_file_with_stat"]
+__all__ = ["SMALL_FILE_LIMIT", "SmallFileError", "read_small_file", "read_small_file_with_stat", "key_file_exposure"]
 
 #: Bytes a key, API key or pointer file may hold: far above any real one (an Ed25519 PEM key is
 #: ~120 bytes), far below what could exhaust memory.
@@ -69,3 +69,22 @@ def read_small_file_with_stat(
     if size > limit:
         raise SmallFileError(f"{where}: is over {limit} bytes, too large for a {what}")
     return b"".join(chunks), status
+
+
+def key_file_exposure(status: os.stat_result, euid: "int | None" = None) -> list[str]:
+    """Why a secret key file with this status is not this process's alone (empty: it is).
+
+    A key readable or writable by others, or owned by another user (who can read it, rewrite it or
+    replace it with a key of their own), lets someone else forge what it authenticates
+    (docs/security.md). ``euid``: the process's effective user id (default :func:`os.geteuid`;
+    where there is none, as on Windows, ownership is not compared).
+    """
+    reasons = []
+    if status.st_mode & 0o077:
+        reasons.append(f"readable or writable by others (mode {stat.S_IMODE(status.st_mode):o}); chmod 600 it")
+    if euid is None and hasattr(os, "geteuid"):
+        euid = os.geteuid()
+    if euid is not None and status.st_uid != euid:
+        reasons.append(f"owned by another user (uid {status.st_uid}; this process runs as uid {euid}), who can "
+                       "rewrite or replace it; use a key file of your own")
+    return reasons

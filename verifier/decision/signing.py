@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from .audit import canonical
-from ..small_files import read_small_file
+from ..small_files import key_file_exposure, read_small_file, read_small_file_with_stat
 from ..strictjson import loads as strict_loads
 from ..types import ClaimVerification, RecordSignature
 
@@ -35,6 +36,8 @@ __all__ = ["SIGNED_PREFIX", "PrivateKey", "PublicKey", "generate_keypair", "load
 
 #: Domain separation: a signature over a record is never valid for another message.
 SIGNED_PREFIX = b"onnx-claim-verifier record signature v1\n"
+
+_LOG = logging.getLogger("verifier.decision")
 
 
 def _crypto() -> Any:
@@ -151,14 +154,30 @@ def load_private_key(path: Union[str, "os.PathLike[str]"]) -> PrivateKey:
         ImportError: the ``sign`` extra is not installed.
     """
     serialization, ed25519 = _crypto()
-    data = _read(path, "private key")
+    data, status = read_small_file_with_stat(path, "private key")
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{path} is not an unencrypted PEM private key: {exc}") from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
         raise ValueError(f"{path} is not an Ed25519 private key (got {type(key).__name__})")
+    _warn_exposed(path, status)
     return PrivateKey(key)
+
+
+#: Signing key files already warned about (device, inode, mode, owner): a command loads its key more than once.
+_WARNED: set[tuple[int, int, int, int]] = set()
+
+
+def _warn_exposed(path: Union[str, "os.PathLike[str]"], status: os.stat_result) -> None:
+    """Warn (once per file and status) when others can read the key or its owner is another user: either can
+    sign records as this key's holder. Used all the same, like the score store's key (docs/security.md)."""
+    seen = (status.st_dev, status.st_ino, status.st_mode, status.st_uid)
+    reasons = key_file_exposure(status)
+    if reasons and seen not in _WARNED:
+        _WARNED.add(seen)
+        for reason in reasons:
+            _LOG.warning("signing key %s is %s", path, reason)
 
 
 def load_public_key(path: Union[str, "os.PathLike[str]"]) -> PublicKey:

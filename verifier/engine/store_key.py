@@ -20,11 +20,10 @@ import hmac
 import logging
 import os
 import secrets
-import stat
 import tempfile
 from pathlib import Path
 
-from ..small_files import SmallFileError, read_small_file_with_stat
+from ..small_files import SmallFileError, key_file_exposure, read_small_file_with_stat
 from ..types import ClaimVerificationError
 
 __all__ = ["MAC_BYTES", "MIN_KEY_BYTES", "MAX_KEY_BYTES", "ScoreStoreError", "default_key_path", "load_key", "row_mac"]
@@ -67,9 +66,8 @@ def _read(path: Path) -> bytes:
             f"score store key {path}: holds {len(key)} bytes, at least {MIN_KEY_BYTES} are needed "
             "(e.g. 64 hex digits of python -c 'import secrets; print(secrets.token_hex(32))')"
         )
-    if info.st_mode & 0o077:
-        _LOG.warning("score store key %s is readable or writable by others (mode %o); chmod 600 it",
-                     path, stat.S_IMODE(info.st_mode))
+    for reason in key_file_exposure(info):  # used, as docs/score-store.md says, but never silently
+        _LOG.warning("score store key %s is %s", path, reason)
     return key
 
 
