@@ -63,18 +63,41 @@ def test_every_install_of_the_setup_script_runs_as_a_step_without_quiet() -> Non
             assert line.startswith("step "), line
 
 
-def test_a_stage_is_announced_only_when_it_runs_for_long() -> None:
+def test_the_first_line_comes_within_the_delay_and_then_every_stage_as_it_starts() -> None:
+    """Regression (issue 50, new-user trial): the export's first line came after ~5 s, stages shorter than
+    5 s were never shown, and "done in" figures disagreed with the stamps around them (a stage announced
+    5 s late). Now the stage running at the first line says when it started, every later stage is
+    announced as it starts, and each "done in" is the difference of its stage's stamps."""
     out = io.StringIO()
     reporter = StageReporter("export", out, after=0.3, every=60.0)
-    reporter("reading config.json")  # quick: never printed
-    reporter("exporting model.onnx")
+    reporter("reading config.json")
     deadline = time.monotonic() + 60
-    while "exporting model.onnx ..." not in out.getvalue() and time.monotonic() < deadline:
+    while not out.getvalue() and time.monotonic() < deadline:
         time.sleep(0.05)
+    reporter("exporting model.onnx")  # announced as it starts: a line was printed already
+    time.sleep(0.2)
     reporter.close()
-    lines = [re.sub(r"\[ *[\d.]+s\]", "[t]", line) for line in out.getvalue().splitlines()]
-    assert lines[0] == "export [t] exporting model.onnx ..."
-    assert re.fullmatch(r"export \[t\] exporting model\.onnx: done in [\d.]+ s", lines[-1]) and len(lines) == 2
+    lines = out.getvalue().splitlines()
+    stamp = r"export \[ *([\d.]+)s\] "
+    first = re.fullmatch(stamp + r"reading config\.json \.\.\. \(started at ([\d.]+)s\)", lines[0])
+    assert first and float(first.group(1)) >= 0.3 and float(first.group(2)) < 0.1, lines
+    done = re.fullmatch(stamp + r"reading config\.json: done in ([\d.]+) s", lines[1])
+    assert done and abs(float(done.group(1)) - float(first.group(2)) - float(done.group(2))) <= 0.11, lines
+    second = re.fullmatch(stamp + r"exporting model\.onnx \.\.\.", lines[2])
+    assert second and second.group(1) == done.group(1), lines  # no gap: it started as the first ended
+    end = re.fullmatch(stamp + r"exporting model\.onnx: done in ([\d.]+) s", lines[3])
+    assert end and abs(float(end.group(1)) - float(second.group(1)) - float(end.group(2))) <= 0.11, lines
+    assert len(lines) == 4
+
+
+def test_a_command_that_ends_before_the_first_line_prints_none() -> None:
+    """An offline export stops within a second with one error line and one ``next:`` line (README): no
+    stage line before them."""
+    out = io.StringIO()
+    with StageReporter("export", out, after=30.0) as reporter:
+        reporter("resolving the revision")
+        reporter("downloading")
+    assert out.getvalue() == ""
 
 
 def test_a_run_of_short_stages_is_not_silent_for_longer_than_the_threshold() -> None:
@@ -91,7 +114,7 @@ def test_a_run_of_short_stages_is_not_silent_for_longer_than_the_threshold() -> 
     reporter.close()
     assert out.getvalue(), "2 s of short stages printed nothing"
     first = out.getvalue().splitlines()[0]
-    assert re.fullmatch(r"export \[ *[\d.]+s\] stage \d+ \.\.\.", first), first
+    assert re.fullmatch(r"export \[ *[\d.]+s\] stage \d+ \.\.\.( \(started at [\d.]+s\))?", first), first
     assert float(re.findall(r"[\d.]+", first)[0]) <= time.monotonic() - started
 
 

@@ -1,25 +1,30 @@
-"""Progress of the long export steps on stderr: every stage that runs for more than a few seconds says so.
+"""Progress of the long export steps on stderr: the first line within a second, then every stage as it starts.
 
 A base-size export spends ~1.5 minutes in stages of 5-40 s each (download,
 loading PyTorch, the ONNX export, the parity gate, each variant), and used to
-print nothing until it was done. Now each stage that is still running after
-:data:`DEFAULT_AFTER_S` seconds prints one line, then a "still ..." line every
-:data:`DEFAULT_EVERY_S` seconds, and "done in N s" when it ends; every line
-starts with the time since the command started and is flushed at once, so a
-terminal and a log file show the same thing::
+print nothing until it was done. Now the stage running when the command has
+been silent for :data:`DEFAULT_AFTER_S` second prints its line, and from then
+on every stage prints one line as it starts, a "still ..." line every
+:data:`DEFAULT_EVERY_S` seconds while it runs, and "done in N s" when it ends;
+every line starts with the time since the command started and is flushed at
+once, so a terminal and a log file show the same thing, and each "done in"
+is the difference of its stage's two stamps::
 
-    export [  5.0s] loading the PyTorch model ...
-    export [  9.8s] loading the PyTorch model: done in 9.7 s
-    export [ 14.8s] exporting model.onnx with span attention (optimum-onnx, opset default) ...
-    export [ 29.8s] still exporting model.onnx with span attention (optimum-onnx, opset default) (20 s)
+    export [  0.0s] importing torch and transformers ...
+    export [  3.1s] importing torch and transformers: done in 3.1 s
+    export [  3.1s] loading the PyTorch model ...
+    export [ 12.8s] loading the PyTorch model: done in 9.7 s
+    export [ 12.8s] exporting model.onnx with span attention (optimum-onnx, opset default) ...
+    export [ 22.8s] still exporting model.onnx with span attention (optimum-onnx, opset default) (10 s)
 
-Stages that finish sooner print nothing, so short runs keep their one summary
-or one error line, unless the command has been silent that long: a run of
-short stages (``--smoke``: 8.7 s of 1-3 s stages; a re-check: 5.2 s) announces
-the stage it is in once nothing was printed for :data:`DEFAULT_AFTER_S`
-seconds, so no command is silent for longer.
-``$CLAIM_VERIFIER_PROGRESS_AFTER`` sets the threshold in seconds (``0``:
-every stage as it starts). The summary goes to stderr too (stdout is for results).
+A stage announced late (the first one, after the first second) names when it
+started: ``export [  1.0s] importing torch ... (started at 0.0s)``. A command
+that ends within the first second (an offline export's one error line and one
+``next:`` line) prints no stage line (new-user trial, issue 50: the first line
+came after ~5 s, stages shorter than 5 s were silent, and "done in" figures
+disagreed with the stamps around them). ``$CLAIM_VERIFIER_PROGRESS_AFTER``
+sets the first line's delay in seconds (``0``: at once). The summary goes to
+stderr too (stdout is for results).
 
 The library functions take ``progress=`` (any :data:`Progress`, default
 silent); ``python -m export`` and ``python -m export.variants`` pass a
@@ -38,12 +43,12 @@ __all__ = ["Progress", "StageReporter", "silent", "or_silent", "PROGRESS_AFTER_E
 
 #: Called with one short line as each stage starts.
 Progress = Callable[[str], None]
-#: Environment variable: seconds a stage runs before its line is printed (default :data:`DEFAULT_AFTER_S`).
+#: Environment variable: seconds of silence before the first line (default :data:`DEFAULT_AFTER_S`).
 PROGRESS_AFTER_ENV = "CLAIM_VERIFIER_PROGRESS_AFTER"
-#: A stage still running after this many seconds is announced.
-DEFAULT_AFTER_S = 5.0
+#: The first line comes once the command has been silent this long; then every stage as it starts.
+DEFAULT_AFTER_S = 1.0
 #: An announced stage still running prints a "still ..." line this often.
-DEFAULT_EVERY_S = 15.0
+DEFAULT_EVERY_S = 10.0
 
 
 def silent(message: str) -> None:
@@ -65,7 +70,7 @@ def _after_from_env() -> float:
 
 
 class StageReporter:
-    """A :data:`Progress` that prints the stages lasting longer than ``after`` seconds (see the module docstring).
+    """A :data:`Progress` that prints the stages once the command has run ``after`` seconds (module docstring).
 
     Call it with each stage's description as the stage starts; :meth:`close`
     when the command ends (it also ends the last stage). A background thread
@@ -74,7 +79,7 @@ class StageReporter:
     Args:
         prefix: first word of every line (``export``).
         stream: where the lines go (default: ``sys.stderr`` at the time of printing).
-        after: seconds before a running stage is announced (default ``$CLAIM_VERIFIER_PROGRESS_AFTER`` or 5).
+        after: seconds of silence before the first line (default ``$CLAIM_VERIFIER_PROGRESS_AFTER`` or 1).
         every: seconds between "still ..." lines of an announced stage.
     """
 
@@ -92,7 +97,7 @@ class StageReporter:
         self._stage_started = 0.0
         self._next_line: Optional[float] = None  # when the running stage's next line is due
         self._announced = False
-        self._last_line = self._started  # silence is measured from here
+        self._printed = False  # after the first line, every stage is announced as it starts
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
 
@@ -101,11 +106,9 @@ class StageReporter:
         with self._lock:
             self._end_stage(now)
             self._stage, self._stage_started, self._announced = message, now, False
-            # due when the stage has run `after` s, or sooner when the command has been silent that long
-            self._next_line = self._last_line + self._after
-            if self._after <= 0:
-                self._tick(now)
-        if self._thread is None and self._after > 0:
+            self._next_line = now if self._printed else self._started + self._after
+            self._tick(now)
+        if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="export-progress", daemon=True)
             self._thread.start()
 
@@ -131,7 +134,7 @@ class StageReporter:
     def _print(self, now: float, text: str) -> None:
         stream = self._stream if self._stream is not None else sys.stderr
         print(f"{self._prefix} [{now - self._started:5.1f}s] {text}", file=stream, flush=True)
-        self._last_line = now
+        self._printed = True
 
     def _end_stage(self, now: float) -> None:
         if self._stage is not None and self._announced:
@@ -141,7 +144,8 @@ class StageReporter:
         if self._stage is None or self._next_line is None or now < self._next_line:
             return
         if not self._announced:
-            self._print(now, f"{self._stage} ...")
+            late = now - self._stage_started >= 0.05  # so its "done in" agrees with the stamps
+            self._print(now, f"{self._stage} ..." + (f" (started at {self._stage_started - self._started:.1f}s)" if late else ""))
             self._announced = True
         else:
             self._print(now, f"still {self._stage} ({now - self._stage_started:.0f} s)")
