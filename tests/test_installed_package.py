@@ -193,3 +193,19 @@ def test_a_suggested_interpreter_is_relative_only_for_a_venv_right_here(tmp_path
     deeper = tmp_path / "newcomer" / "wheelvenv" / "bin" / "python3"
     monkeypatch.setattr(sys, "executable", str(deeper))
     assert python_command() == str(deeper)
+
+
+@pytest.mark.parametrize("argv", [["info"], ["--version"]])
+def test_an_interpreter_without_the_dependencies_gets_one_line_not_a_traceback(argv: list[str], tmp_path: Path) -> None:
+    """Regression (issue 50): ``python -m verifier info`` run by an interpreter lacking the dependencies ended
+    in a 26-line traceback, where the exporter says in one line what is missing. ``-S`` gives this
+    interpreter without its site-packages: the project's code, none of its dependencies."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAIM_VERIFIER_MODEL_DIR"}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, "-S", "-m", "verifier", *argv], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: No module named '") and "does not have the dependencies of onnx-claim-verifier" in lines[0]
+    assert sys.executable in lines[0]

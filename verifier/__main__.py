@@ -14,11 +14,40 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-from typing import NoReturn
+from typing import NoReturn, Optional
 
-from .cli import main
+#: The import names of the runtime's dependencies (pyproject.toml ``dependencies``, and pydantic's own).
+RUNTIME_MODULES = ("onnxruntime", "tokenizers", "numpy", "huggingface_hub", "pydantic", "pydantic_core",
+                   "annotated_types", "typing_extensions", "tqdm", "platformdirs")
 
-__all__ = ["main", "console_main", "exit_process"]
+
+def missing_dependency(exc: BaseException) -> Optional[str]:
+    """The one-line error for an interpreter without the runtime's dependencies (``exc`` a
+    ``ModuleNotFoundError`` for one of :data:`RUNTIME_MODULES`), else ``None``.
+
+    Issue 50: ``python -m verifier info`` with such an interpreter ended in a 26-line traceback, where the
+    exporter names what is missing in one line.
+    """
+    name = getattr(exc, "name", None) or ""
+    if not isinstance(exc, ModuleNotFoundError) or name.split(".")[0] not in RUNTIME_MODULES:
+        return None
+    return (
+        f"error: No module named '{name}': this interpreter ({sys.executable}) does not have the dependencies of "
+        "onnx-claim-verifier; run the one it was installed for (in a checkout: .venv/bin/python -m verifier, after "
+        "bash scripts/setup.sh), or install it here: pip install '/path/to/checkout' or a wheel built there with "
+        "python -m build (not on PyPI)"
+    )
+
+
+try:
+    from .cli import main
+except ModuleNotFoundError as _exc:  # an interpreter without the dependencies: one line, not a traceback
+    if missing_dependency(_exc) is None:
+        raise
+    print(missing_dependency(_exc), file=sys.stderr)
+    raise SystemExit(1) from None
+
+__all__ = ["main", "console_main", "exit_process", "missing_dependency"]
 
 
 def exit_process(status: int) -> NoReturn:
@@ -53,8 +82,17 @@ def exit_process(status: int) -> NoReturn:
 
 def console_main() -> NoReturn:
     """The ``onnx-claim-verifier`` script and ``python -m verifier``: :func:`verifier.cli.main`, then
-    :func:`exit_process` with its status (usage errors and ``--help`` exit through argparse as usual)."""
-    exit_process(main())
+    :func:`exit_process` with its status (usage errors and ``--help`` exit through argparse as usual); a
+    dependency found missing while it runs is one line (:func:`missing_dependency`)."""
+    try:
+        status = main()
+    except ModuleNotFoundError as exc:
+        message = missing_dependency(exc)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        status = 1
+    exit_process(status)
 
 
 if __name__ == "__main__":
