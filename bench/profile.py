@@ -7,7 +7,8 @@ with onnxruntime's profiler on (``SessionOptions.enable_profiling``). The
 trace's ``Node`` events (one per kernel call, ``dur`` in µs) are summed per
 ``op_name`` and reported as a share of the node time, with the milliseconds
 per sequence; the first ``--warmup`` runs are left out of the sums. The
-effective GFLOP/s uses :data:`bench.flops.MINIMAL` FLOPs.
+effective GFLOP/s uses :data:`bench.flops.MINIMAL` FLOPs, DeBERTa-v3-base's: it is left out, with a
+note saying why, for a model of another shape (its ``config.json``: the smoke model, say).
 
 Token ids are drawn with a fixed seed from the vocabulary of the
 ``config.json`` beside the model file (``vocab_size``; DeBERTa-v3's 128,100
@@ -47,6 +48,28 @@ def _vocab_size(model: Path) -> int:
     if config.is_file():
         return int(json.loads(config.read_text()).get("vocab_size", VOCAB_SIZE))
     return VOCAB_SIZE
+
+
+def not_the_base_shape(model: Path) -> Optional[str]:
+    """Why :data:`bench.flops.MINIMAL`'s FLOP count (DeBERTa-v3-base's) does not fit ``model``, from the
+    ``config.json`` beside it (``None``: it has the base shape, or no config.json says otherwise).
+
+    Regression (issue 50): on the smoke model ``bench.profile`` printed "23505 effective GFLOP/s", the base
+    model's FLOPs over a tiny model's time, with no warning.
+    """
+    from .flops import HIDDEN, INTERMEDIATE, LAYERS
+
+    config = model.parent / "config.json"
+    if not config.is_file():
+        return None
+    values = json.loads(config.read_text())
+    shape = {"hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "intermediate_size": INTERMEDIATE}
+    differs = [f"{name} {values[name]}" for name, base in shape.items() if name in values and values[name] != base]
+    if not differs:
+        return None
+    return (f"not DeBERTa-v3-base's shape ({', '.join(differs)}; the base has hidden_size {HIDDEN}, "
+            f"num_hidden_layers {LAYERS}, intermediate_size {INTERMEDIATE}): no effective GFLOP/s, whose FLOP "
+            "count is the base model's")
 
 
 def op_shares(trace: Sequence[dict[str, Any]], skip_runs: int) -> tuple[dict[str, float], int]:
@@ -110,13 +133,14 @@ def profile_length(
     from .flops import MINIMAL, flops_per_sequence
 
     seconds = sum(wall)
+    base = not_the_base_shape(model) is None
     return {
         "length": length,
         "rows": rows,
         "runs": counted,
         "wall_ms_per_sequence": 1000 * seconds / sequences,
         "node_ms_per_sequence": node_us / 1000 / sequences,
-        "effective_gflops": flops_per_sequence(length, MINIMAL) * sequences / seconds / 1e9,
+        "effective_gflops": flops_per_sequence(length, MINIMAL) * sequences / seconds / 1e9 if base else None,
         "ops": {
             name: {"share": us / node_us, "ms_per_sequence": us / 1000 / sequences}
             for name, us in sorted(totals.items(), key=lambda item: -item[1])
@@ -126,11 +150,14 @@ def profile_length(
 
 def _markdown(model: Path, results: Sequence[dict[str, Any]], top: int) -> str:
     lines = [f"Profile of `{model}` (onnxruntime {_ort_version()}):", ""]
+    unlike = not_the_base_shape(model)
+    if unlike is not None:
+        lines = [*lines[:-1], f"Note: `{model}` is {unlike}.", ""]
     for result in results:
         lines += [
             f"**L = {result['length']}** ({result['rows']} rows × {result['runs']} runs): "
-            f"{result['wall_ms_per_sequence']:.2f} ms/sequence wall, {result['node_ms_per_sequence']:.2f} in kernels, "
-            f"{result['effective_gflops']:.0f} effective GFLOP/s",
+            f"{result['wall_ms_per_sequence']:.2f} ms/sequence wall, {result['node_ms_per_sequence']:.2f} in kernels"
+            + (f", {result['effective_gflops']:.0f} effective GFLOP/s" if result["effective_gflops"] is not None else ""),
             "",
             "| operator | share of kernel time | ms/sequence |",
             "|---|---:|---:|",

@@ -864,6 +864,22 @@ class TestProfile:
         shares = [figures["share"] for figures in result["ops"].values()]
         assert "MatMul" in result["ops"] and abs(sum(shares) - 1.0) < 1e-9
         assert 0 < result["node_ms_per_sequence"] <= result["wall_ms_per_sequence"] * 1.05
+        # Regression (issue 50): the base model's FLOPs over the tiny model's time gave "23505 effective GFLOP/s"
+        assert result["effective_gflops"] is None
+
+    def test_a_model_of_another_shape_gets_no_gflops_and_a_note(self, tmp_path: Path) -> None:
+        """Regression (issue 50): ``bench.profile`` on the smoke model printed the base model's FLOP count
+        over a tiny model's time ("23505 effective GFLOP/s") without a word; the base shape keeps its figure."""
+        import json
+
+        from bench.profile import not_the_base_shape
+
+        model = tmp_path / "model.onnx"
+        (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 32, "num_hidden_layers": 2, "intermediate_size": 37}))
+        note = not_the_base_shape(model)
+        assert note is not None and note.startswith("not DeBERTa-v3-base's shape (hidden_size 32, num_hidden_layers 2, intermediate_size 37;")
+        (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 768, "num_hidden_layers": 12, "intermediate_size": 3072}))
+        assert not_the_base_shape(model) is None
 
 
 class TestRssCurve:
