@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Union
 
 from .engine.manifest import MANIFEST_NAME
+from .engine_identity import EngineIdentity
 from .options import InputLimits, RuntimeOptions
 from .types import ClaimVerificationConfig, ClaimVerificationError
 
@@ -218,9 +219,12 @@ class VerifyBatch:
             envelope`` writes for the row (with its newline; ``verify --engine ray --resume``).
         skip_id_digests: rows to leave out (already written): concatenated 16-byte
             :func:`verifier.envelopes.id_digest` values of their ids.
+        expected_engine: the driver's engine identity: the loaded engine must be exactly it
+            (:mod:`verifier.cluster_identity`), checked here, before any row.
 
     Raises:
-        RayVerificationError: the worker cannot open or verify the model directory.
+        RayVerificationError: the worker cannot open or verify the model directory, or its
+            engine is not ``expected_engine`` (a :class:`~verifier.cluster_identity.ForeignEngineError`).
     """
 
     def __init__(
@@ -233,6 +237,7 @@ class VerifyBatch:
         *,
         envelopes: bool = False,
         skip_id_digests: bytes = b"",
+        expected_engine: Optional[EngineIdentity] = None,
     ) -> None:
         from .claim_verifier import ClaimVerifier
         from .envelopes import DigestSet
@@ -259,6 +264,15 @@ class VerifyBatch:
                 load()  # the manifest, every file's sha256, the session: now, not on the first batch
         except ClaimVerificationError as exc:
             raise RayVerificationError(f"worker on {host} cannot load model directory {model_dir}: {exc}") from exc
+        if expected_engine is not None:
+            found = self.verifier.engine_identity()
+            if found is None or found.digest != expected_engine.digest:
+                from .cluster_identity import ForeignEngineError, foreign_engine_message
+
+                where = f"the worker on {host} ({_address()})"
+                if found is None:
+                    raise ForeignEngineError(f"{where} names no engine identity; nothing was scored")
+                raise ForeignEngineError(foreign_engine_message(where, model_dir, expected_engine, found))
         self.config = self.verifier.config
         self.limits = options.limits
         self.skip_invalid = skip_invalid
@@ -331,6 +345,16 @@ class VerifyBatch:
         )
 
 
+def _address() -> str:
+    """This node's address as Ray knows it (for messages), else ``"address unknown"``."""
+    try:
+        import ray
+
+        return str(ray.util.get_node_ip_address())
+    except Exception:  # outside a Ray worker: the message still names the host
+        return "address unknown"
+
+
 def _value_at(row: Any, field: str) -> Any:
     value = row
     for part in field.split("."):
@@ -350,6 +374,7 @@ def verify_dataset(
     skip_invalid: bool = False,
     envelopes: bool = False,
     skip_id_digests: bytes = b"",
+    expected_engine: Optional[EngineIdentity] = None,
 ) -> "ray.data.Dataset":
     """Verify every row of ``dataset`` on ``workers`` Ray actors; a lazy dataset of ``{id, result, error}`` rows.
 
@@ -375,6 +400,9 @@ def verify_dataset(
             ``verify --engine ray --resume``; an invalid row's error keeps its ``unit``).
         skip_id_digests: leave out the rows with these ids (already written): concatenated
             16-byte :func:`verifier.envelopes.id_digest` values, shipped to every actor.
+        expected_engine: the engine every actor must load (``None``: not checked): the driver's
+            :func:`verifier.engine.engine_identity.identity_for_options`; an actor with another
+            fails the job before its first row (:mod:`verifier.cluster_identity`).
 
     Returns:
         The mapped dataset (nothing runs until it is consumed, e.g. ``write_json``).
@@ -389,7 +417,9 @@ def verify_dataset(
     return dataset.map_batches(
         VerifyBatch,
         fn_constructor_args=(os.fspath(model_dir), config, runtime, threads_per_worker, skip_invalid),
-        fn_constructor_kwargs={"envelopes": envelopes, "skip_id_digests": bytes(skip_id_digests)},
+        fn_constructor_kwargs={
+            "envelopes": envelopes, "skip_id_digests": bytes(skip_id_digests), "expected_engine": expected_engine,
+        },
         batch_size=rows_per_batch,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=workers),

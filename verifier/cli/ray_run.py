@@ -11,7 +11,8 @@ the field types (``ray.data.read_json`` would let Arrow turn timestamps into
 ``timestamp[s]`` and drop their UTC offsets).
 
 ``ray.init(address=--address)``: without ``--address`` Ray uses
-``$RAY_ADDRESS`` and else starts a local instance. Before the job the pool is
+``$RAY_ADDRESS`` and else starts a private local instance (never a ``ray start``
+cluster found on the machine: ``--address auto`` joins that). Before the job the pool is
 checked against the cluster's CPUs (:mod:`verifier.cli.ray_cluster`; the read
 tasks reserve no CPU), and the driver takes the results batch by batch,
 failing after ``--stall-timeout`` seconds without one. Two outputs:
@@ -36,9 +37,11 @@ import contextlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -53,11 +56,11 @@ from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
 from .reads import command_reads
 from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, await_capacity, capacity, drain
-from .resume import AppendFile, LazyVerifier, find_row, kept, read_done
+from .resume import AppendFile, LazyVerifier, Written, find_row, kept, read_done
 from .check_records import count_records
 from .progress import Progress, counted, use_bar
 
-__all__ = ["run_ray", "ray_failure"]
+__all__ = ["run_ray", "ray_failure", "ray_cause"]
 
 _NOT_WITH_RAY = ("shard", "row_map", "output_format", "fail_on_skip")
 
@@ -112,14 +115,55 @@ def ray_failure(exc: BaseException) -> Optional[str]:
         todo += [getattr(current, "cause", None), current.__cause__, current.__context__]
     # An actor that died in its constructor comes back as text: find the verifier's own error line in it.
     for marker in ("verifier.distributed.RayVerificationError: ", "verifier.types.ClaimVerificationError: "):
-        found = [line.split(marker, 1)[1].rstrip(")") for line in str(exc).splitlines() if marker in line]
+        found = [_balanced(line.split(marker, 1)[1]) for line in str(exc).splitlines() if marker in line]
         if found:
-            return found[-1].strip()
+            return found[-1]
     return None
 
 
+def _balanced(text: str) -> str:
+    """``text`` without the closing parentheses Ray's wrapping added after it (its own are kept)."""
+    text = text.strip()
+    while text.endswith(")") and text.count(")") > text.count("("):
+        text = text[:-1].rstrip()
+    return text
+
+
+#: A terminal's colour and cursor sequences, which Ray puts in a task's name.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+def ray_cause(exc: BaseException) -> str:
+    """What made a Ray job fail, for one line: the first exception under Ray's wrappers (a failed task's
+    own error, as ``Type: text``), else the first line of ``exc``; without terminal escape sequences."""
+    seen: set[int] = set()
+    todo: list[Any] = [exc] if type(exc).__module__.startswith("ray") else []
+    while todo:
+        current = todo.pop(0)
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if not type(current).__module__.startswith("ray") and not isinstance(current, StopIteration):
+            return _ESCAPES.sub("", f"{type(current).__name__}: {first_line(current)}")
+        todo += [getattr(current, "cause", None), current.__cause__, current.__context__]
+    return _ESCAPES.sub("", first_line(exc))
+
+
+def _absolute(runtime: Any) -> Any:
+    """``runtime`` with each of its paths absolute (the workers get them, in other working directories)."""
+    paths = {name: Path(os.path.abspath(value)) for name in ("model_dir", "score_cache", "score_cache_key", "sign_key")
+             if (value := getattr(runtime, name, None)) is not None}
+    return runtime.model_copy(update=paths)
+
+
+def _once_fixed(left: str) -> str:
+    """What the output keeps after a failure the same command alone cannot get past."""
+    return left.replace("run the same command again to finish", "run the same command again once that is fixed")
+
+
 def _init_args(args: argparse.Namespace) -> dict[str, Any]:
-    """``ray.init`` arguments: the cluster at ``--address``/``$RAY_ADDRESS``, else a local instance with
+    """``ray.init`` arguments: the cluster at ``--address``/``$RAY_ADDRESS``, else a private local instance
+    (``address="local"``: not a ``ray start`` cluster running on the machine, which Ray would join) with
     at least the CPUs the actors reserve, and one more for the driver's own work."""
     values: dict[str, Any] = {"log_to_driver": not args.quiet, "include_dashboard": False}
     if args.quiet:
@@ -128,6 +172,7 @@ def _init_args(args: argparse.Namespace) -> dict[str, Any]:
         values["address"] = args.address or os.environ["RAY_ADDRESS"]
         return values
     reserved = (args.workers or 1) * (args.threads_per_worker or 1)
+    values["address"] = "local"
     values["num_cpus"] = max(os.cpu_count() or 1, reserved + 1)
     return values
 
@@ -234,7 +279,7 @@ class _Resume:
         self.appender.truncate(keep)
         self.appender.rows_before = len(self.done)
         self.todo = len(ids) - len(self.done)
-        self.seen: set[bytes] = set()  # this run's ids (Ray may hand back a retried batch twice): ~80 B each
+        self.written = Written(ids, self.done)  # each id written once (Ray may hand back a retried batch twice)
         if not args.quiet:
             kept = len(self.done)
             err(f"resume: {kept} row{'s' if kept != 1 else ''} already in {output}, kept; {self.todo} to verify")
@@ -243,18 +288,12 @@ class _Resume:
             err(f"skipped: {found.invalid} invalid row{'s' if found.invalid != 1 else ''} of {source}")
 
     def write(self, table: Any) -> None:
-        lines = []
-        for key, line in zip(table.column("id").to_pylist(), table.column("envelope").to_pylist()):
-            digest = id_digest(key)
-            if digest in self.seen or digest in self.done:
-                continue
-            self.seen.add(digest)
-            lines.append(line)
-        self.appender.write_chunk("".join(lines))
+        keys, lines = table.column("id").to_pylist(), table.column("envelope").to_pylist()
+        self.appender.write_chunk("".join(line for line, new in zip(lines, self.written.add(keys)) if new))
 
     def finish(self) -> None:
-        if len(self.seen) != self.todo:  # Ray lost rows without an error: never a silent gap
-            raise Failure(f"error: the Ray job returned {len(self.seen)} of the {self.todo} rows left; {self.left()}")
+        if self.written.added != self.todo:  # Ray lost rows without an error: never a silent gap
+            raise Failure(f"error: the Ray job returned {self.written.added} of the {self.todo} rows left; {self.left()}")
 
     def left(self) -> str:
         return kept(self.output, len(self.done) + self.appender.lines())
@@ -267,7 +306,7 @@ def _connect(ray: Any, args: argparse.Namespace) -> None:
         Failure: the cluster at ``--address``/``$RAY_ADDRESS`` cannot be joined.
     """
     values = _init_args(args)
-    if "address" not in values:
+    if values["address"] == "local":
         ray.init(**values)
         return
     try:
@@ -299,6 +338,26 @@ def _where(args: argparse.Namespace) -> str:
     return f"at {address}" if address else "started here"
 
 
+def _one_engine(ray: Any, model_dir: Path, runtime: Any, left: Callable[[], str]) -> Any:
+    """The driver's engine identity, once every node's copy of ``model_dir`` was found to give the same
+    (docs/bulk.md, "One engine per job"); a node that does not stops the job before any row is scored.
+
+    Raises:
+        Failure: the driver's own directory cannot be opened, or a node's engine differs (named).
+    """
+    from ..cluster_identity import ForeignEngineError, check_cluster_engines
+    from ..engine.engine_identity import identity_for_options
+
+    try:
+        engine = identity_for_options(model_dir, runtime)
+        check_cluster_engines(ray, model_dir, runtime, engine)
+    except ForeignEngineError as exc:
+        raise Failure(f"error: {exc}") from None
+    except ClaimVerificationError as exc:
+        raise Failure(f"error: the driver's model directory {model_dir}: {exc}; {left()}") from None
+    return engine
+
+
 def run_ray(args: argparse.Namespace, context: Context) -> int:
     """Run ``verify`` on Ray Data; exit 0 when every row was written to ``OUTDIR`` (or ``--resume``'s FILE)."""
     target = _check(args)
@@ -312,6 +371,7 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
             return []  # the workers read and validate the rows
 
         setup = resume.setup if resume is not None else prepare(args, no_rows)
+        setup = replace(setup, runtime=_absolute(setup.runtime))
         model_dir = setup.runtime.model_dir
         if setup.manifest is None or model_dir is None:
             raise Failure(missing_model_message(Path(model_dir or "."), given=args.model_dir is not None))
@@ -334,9 +394,11 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
             if started:
                 _connect(ray, args)
             await_capacity(lambda: capacity(ray), workers, threads, _where(args))
+            engine = _one_engine(ray, model_dir.resolve(), setup.runtime, left)
             # Reading reserves no CPU: a read task only splits lines, and a reserved CPU is one the
             # actors cannot have (issue 36: the pool took every CPU and the read task waited forever).
-            rows = read_jsonl(args.input, limits=setup.runtime.limits, num_cpus=0)
+            # absolute, as every path a task sees: a worker on another node does not run in this directory
+            rows = read_jsonl(os.path.abspath(args.input), limits=setup.runtime.limits, num_cpus=0)
             results = verify_dataset(
                 rows,
                 model_dir.resolve(),
@@ -348,6 +410,7 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
                 skip_invalid=args.skip_invalid,
                 envelopes=resume is not None,
                 skip_id_digests=bytes(resume.done.array.tobytes()) if resume is not None else b"",
+                expected_engine=engine,
             )
             if resume is None or resume.todo:
                 batches = results.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=1)
@@ -369,14 +432,15 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
                 f"a node was lost){free}; {left()}"
             ) from None
         except Exception as exc:
-            message = ray_failure(exc) or first_line(exc)
-            raise Failure(f"error: the Ray job failed: {message}; {left()}") from exc
+            message = ray_failure(exc)
+            after = left() if message is None else _once_fixed(left())  # a worker's own error: rerunning alone cannot help
+            raise Failure(f"error: the Ray job failed: {message or ray_cause(exc)}; {after}") from exc
         finally:
             with contextlib.suppress(OSError):
                 shutil.rmtree(staging)  # gone already after a commit
             if started and ray.is_initialized():
                 ray.shutdown()
     if not args.quiet:
-        wrote = f"{len(resume.seen)} row(s) to {target}" if resume is not None else f"{directory.rows} row(s) to {target}"  # type: ignore[union-attr]
+        wrote = f"{resume.written.added} row(s) to {target}" if resume is not None else f"{directory.rows} row(s) to {target}"  # type: ignore[union-attr]
         err(f"ray: wrote {wrote} in {time.perf_counter() - start:.2f} s ({workers} worker(s) x {threads} thread(s))")
     return EXIT_OK
