@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -82,18 +83,28 @@ def _mib(value: int) -> str:
     return f"{value / (1 << 20):.0f} MiB"
 
 
-def bench_rss(sizes: Sequence[int], model_dir: Path, threads: int, workdir: Path) -> list[dict[str, Any]]:
-    """Peak RSS and claims/s of the default (atomic) mode and of ``--resume`` for each input size."""
+#: The modes ``rss --modes`` measures: the extra arguments of each (the Ray ones: the driver's peak RSS).
+MODES = {
+    "atomic": [], "resume": ["--resume"],
+    "ray-resume": ["--engine", "ray", "--workers", "1", "--resume"], "ray-dir": ["--engine", "ray", "--workers", "1"],
+}
+
+
+def bench_rss(sizes: Sequence[int], model_dir: Path, threads: int, workdir: Path,
+              modes: Sequence[str] = ("atomic", "resume")) -> list[dict[str, Any]]:
+    """Peak RSS and claims/s of each mode (default: the atomic default and ``--resume``) for each input size."""
     rows = []
     for size in sizes:
         source = write_claims(workdir / f"claims-{size}.jsonl", size)
-        for mode, extra in (("atomic", []), ("resume", ["--resume"])):
-            out = workdir / f"out-{size}-{mode}.jsonl"
-            argv = ["verify", str(source), "-o", str(out), "-q", "--model-dir", str(model_dir), "--threads", str(threads), *extra]
+        for mode in modes:
+            extra = MODES[mode]
+            out = workdir / (f"out-{size}-{mode}" + ("" if mode == "ray-dir" else ".jsonl"))
+            local = [] if mode.startswith("ray") else ["--threads", str(threads)]
+            argv = ["verify", str(source), "-o", str(out), "-q", "--model-dir", str(model_dir), *local, *extra]
             figures = run_verify(argv, threads)
             figures.update(claims=size, mode=mode, claims_per_s=size / figures["wall_s"])
             rows.append(figures)
-            out.unlink()
+            shutil.rmtree(out) if out.is_dir() else out.unlink()
             print(f"{size:>9} {mode:<7} {_mib(figures['peak_rss_bytes']):>9} {figures['claims_per_s']:>9.0f} claims/s",
                   file=sys.stderr, flush=True)
         source.unlink()
@@ -159,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     rss = sub.add_parser("rss", help="peak RSS and claims/s against input size")
     rss.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     rss.add_argument("--model-dir", type=Path, default=ROOT / "models" / "tiny-deberta-v2-smoke-seed0")
+    rss.add_argument("--modes", nargs="+", choices=sorted(MODES), default=["atomic", "resume"],
+                     help="what to run at each size (ray-*: --engine ray --workers 1, the driver's peak RSS)")
     ray = sub.add_parser("ray", help="local CLI vs --engine ray")
     ray.add_argument("--claims", type=int, default=2000)
     ray.add_argument("--workers", type=int, nargs="+", default=[1, 2])
@@ -178,7 +191,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-bulk.") as work:
         if args.command == "rss":
-            rows = bench_rss(args.sizes, args.model_dir, args.threads, Path(work))
+            rows = bench_rss(args.sizes, args.model_dir, args.threads, Path(work), args.modes)
         elif args.command == "order":
             rows = bench_order(args.claims, args.model_dir, Path(work))
         else:

@@ -43,7 +43,7 @@ ROWS = [row(n) for n in range(120)]
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # not a cluster running here
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield
     ray.shutdown()
@@ -206,7 +206,7 @@ import sys, ray, ray.data
 from verifier import cli
 from verifier.distributed import verify_dataset
 source, model_dir, out = sys.argv[1:]
-ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
 try:
     verify_dataset(ray.data.from_items([{"id": "bad", "claim": " ", "evidence": []}]), model_dir).take_all()
 except Exception as exc:

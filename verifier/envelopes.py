@@ -33,10 +33,10 @@ class DigestSet:
     """
 
     def __init__(self, digests: "bytes | bytearray", values: "bytes | bytearray | None" = None) -> None:
-        ids = np.frombuffer(bytes(digests), dtype="S16")
+        ids = np.frombuffer(digests, dtype="S16")  # a view, not a copy: the sorted arrays below are the copies kept
         order = np.argsort(ids, kind="stable")
         self.array = ids[order]
-        self.values = np.frombuffer(bytes(values), dtype="S16")[order] if values is not None else None
+        self.values = np.frombuffer(values, dtype="S16")[order] if values is not None else None
 
     def value(self, digest: bytes) -> Optional[bytes]:
         """The value kept beside ``digest`` (``None``: not a member, or no values)."""

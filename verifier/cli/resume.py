@@ -35,6 +35,8 @@ import os
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Optional, Sequence
 
+import numpy as np
+
 from ..decision.audit import claim_sha256, evidence_sha256
 from ..decision.check import check_result, parse_result
 from ..decision.signing import PublicKey, load_private_key
@@ -55,7 +57,7 @@ from .audit_inputs import RowIndex
 from .errors import Failure, UsageError
 from .inputs import InputRow, InvalidRow
 
-__all__ = ["AppendFile", "LazyVerifier", "find_row", "kept", "read_done", "signing_key"]
+__all__ = ["AppendFile", "LazyVerifier", "Written", "find_row", "kept", "read_done", "signing_key"]
 
 #: Finds the current input row with an id.
 RowFinder = Callable[[str], "Optional[InputRow | InvalidRow]"]
@@ -377,6 +379,39 @@ def _repeated(path: Path, repeated: set[bytes], option: str) -> UsageError:
         f"error: {path} holds id {names.get(first, '?')!r} twice (lines {where}; {len(repeated)} repeated id(s) in all): "
         f"two runs wrote it at once, or it was edited; keep one line per id, or write to a new {option}"
     )
+
+
+class Written:
+    """Which of the input's ids the output holds, for ``--engine ray --resume`` (Ray may hand back a retried
+    batch twice): the input's ids, sorted (16 bytes each), and a flag each.
+
+    Args:
+        ids: the input's ids (:func:`~verifier.cli.bulk.check_ids`); only their sorted digests are kept.
+        done: the ids already in the output.
+    """
+
+    def __init__(self, ids: DigestSet, done: DigestSet) -> None:
+        self._ids = ids.array
+        self._flags = np.zeros(self._ids.size, dtype=bool)
+        if len(done):
+            self._flags[np.searchsorted(self._ids, done.array)] = True
+        #: Ids marked by :meth:`add` (this run's rows).
+        self.added = 0
+
+    def add(self, keys: Sequence[str]) -> list[bool]:
+        """Mark ``keys`` written; for each, whether it was not written before (nor earlier in ``keys``).
+        An id the input does not hold (it changed since it was read) is new each time."""
+        digests = np.array([id_digest(key) for key in keys], dtype="S16")
+        places = np.searchsorted(self._ids, digests).tolist() if len(keys) else []
+        new = []
+        for place, digest in zip(places, digests.tolist()):
+            known = place < self._ids.size and self._ids[place] == digest
+            fresh = not (known and self._flags[place])
+            if known:
+                self._flags[place] = True
+            new.append(fresh)
+        self.added += sum(new)
+        return new
 
 
 def signing_key(runtime: RuntimeOptions) -> Optional[PublicKey]:

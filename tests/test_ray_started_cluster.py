@@ -1,0 +1,172 @@
+"""``verify --engine ray`` beside a ``ray start --head`` cluster running on the same machine (issue 48, items 1 and 4).
+
+The cluster is a real ``ray start --head --block`` on 127.0.0.1 (2 CPUs), in a Ray temporary directory of its
+own (``$RAY_TMPDIR``: its ``ray_current_cluster`` file is where a driver given that directory looks, so other
+Ray instances on the machine neither see it nor are seen). It is stopped by signalling its ``ray start``
+process, which ends the processes it started (``ray stop`` would end every Ray instance on the machine);
+every command has a timeout. Results are compared, digests included, with the local command's.
+
+Needs the ``ray`` extra; skipped without it. Slow: a head node, then a driver per test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
+
+from verifier import cli  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+RUN_TIMEOUT = 300
+ROWS = [
+    {"id": f"c{n}", "claim": f"The launch is on day {n % 7}.",
+     "evidence": [{"reference": "M1", "memory_id": str(uuid.UUID(int=n + 1)), "text": f"The launch moved to day {n % 5}."}]}
+    for n in range(40)
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Head:
+    """A running ``ray start --head``: its address and the environment of a driver on this machine."""
+
+    def __init__(self, address: str, env: dict[str, str]) -> None:
+        self.address, self.env = address, env
+
+
+@pytest.fixture(scope="module")
+def head() -> Iterator[Head]:
+    temp = Path(tempfile.mkdtemp(prefix="rh", dir="/tmp"))  # short: Ray's socket paths must stay under 108 bytes
+    env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+    env.update(RAY_TMPDIR=str(temp), RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    port = _free_port()
+    ray_exe = str(Path(sys.executable).with_name("ray"))
+    log = temp / "head.log"
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            [ray_exe, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
+             "--include-dashboard", "false", "--disable-usage-stats"],
+            env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        marker = temp / "ray" / "ray_current_cluster"
+        deadline = time.monotonic() + 120
+        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not marker.exists():
+            process.kill()
+            process.wait(timeout=30)
+            pytest.fail(f"ray start --head did not come up: {log.read_text()[-2000:]}")
+        yield Head(marker.read_text().strip(), env)  # the address it recorded, as `ray status` shows it
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)  # --block: ray start ends the processes it started
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> dict[str, Any]:
+    """The input, and the local command's --resume output (sorted lines) over it."""
+    root = tmp_path_factory.mktemp("started-cluster")
+    source = root / "in.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
+    local = root / "local.jsonl"
+    assert cli.main(["verify", str(source), "-o", str(local), "--model-dir", str(tiny_model_dir), "--resume", "-q"]) == 0
+    return {"root": root, "source": source, "lines": sorted(local.read_text(encoding="utf-8").splitlines(keepends=True))}
+
+
+def _verify(head: Head, cwd: Path, *argv: str, token: bool = False) -> subprocess.CompletedProcess[str]:
+    """The command in ``cwd``; ``token``: with Ray's token authentication on, which a driver joining a new head
+    by its address needs (docs/bulk.md; ``--address auto`` finds it on the machine)."""
+    env = {**head.env, "RAY_AUTH_MODE": "token"} if token else head.env
+    return subprocess.run([sys.executable, "-m", "verifier", "verify", *argv, "--engine", "ray", "--workers", "1", "-q"],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+
+
+def test_without_address_a_private_instance_starts_beside_a_running_cluster(
+    head: Head, job: dict[str, Any], tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (issue 48, item 4): with a `ray start` cluster on the machine and RAY_ADDRESS unset, the
+    command joined it (Ray's ray.init() looks for one) and failed at once, every time: "When connecting to
+    an existing cluster, num_cpus and num_gpus must not be provided". It starts its own instance now."""
+    out = tmp_path / "out.jsonl"
+    done = _verify(head, tmp_path, str(job["source"]), "-o", str(out), "--resume", "--model-dir", str(tiny_model_dir))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(out.read_text(encoding="utf-8").splitlines(keepends=True)) == job["lines"]
+
+
+def test_address_auto_joins_it_and_relative_paths_reach_the_workers(
+    head: Head, job: dict[str, Any], tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (issue 48, item 1): a relative INPUT was handed to the cluster's read tasks as given, and
+    their working directory is not the driver's: the job failed with a FileNotFoundError shown only in a
+    traceback, the message being Ray's task name with its colour codes. Paths are made absolute first."""
+    cwd = tmp_path / "here"
+    cwd.mkdir()
+    model = os.path.relpath(tiny_model_dir, cwd)
+    source = os.path.relpath(job["source"], cwd)
+    assert not os.path.isabs(source) and source.startswith("..")
+    done = _verify(head, cwd, source, "-o", "out", "--address", "auto", "--model-dir", model)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for path in sorted((cwd / "out").iterdir()) for line in path.read_text(encoding="utf-8").splitlines()]
+    expected = {value["id"]: value["result"] for value in map(json.loads, job["lines"])}
+    assert {row["id"]: json.loads(row["result"]) for row in rows} == expected
+    resumed = _verify(head, cwd, source, "-o", "out.jsonl", "--resume", "--address", head.address, "--model-dir", model,
+                      token=True)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert sorted((cwd / "out.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)) == job["lines"]
+
+
+_TASK_FAILS = """
+import logging, sys, ray, ray.data
+from verifier.cli.ray_run import ray_cause
+from verifier.distributed import read_jsonl
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level=logging.ERROR)
+ray.data.DataContext.get_current().enable_progress_bars = False
+try:
+    read_jsonl("here/claims.jsonl", num_cpus=0).take_all()  # relative: found here, not where the task runs
+except Exception as exc:
+    print(ray_cause(exc))
+    print(str(exc).splitlines()[0])
+else:
+    sys.exit("the job did not fail")
+"""
+
+
+def test_a_failed_task_is_named_by_its_own_error_without_escape_codes(head: Head, tmp_path: Path) -> None:
+    """Regression (issue 48, item 1): a task that failed on the cluster was reported as
+    "\\x1b[36mray::ReadJsonLinesSource->SplitBlocks(4)()\\x1b[39m (pid=..., ip=...)": Ray's first line, its colour
+    codes shown literally, the cause only in the traceback. ray_cause gives the task's own exception."""
+    (tmp_path / "here").mkdir()
+    (tmp_path / "here" / "claims.jsonl").write_text(json.dumps(ROWS[0]) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", _TASK_FAILS, "auto"], cwd=tmp_path, env=head.env,
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cause, ray_line = done.stdout.splitlines()[-2:]
+    assert "ray::" in ray_line  # what the message said before
+    assert cause.startswith("FileNotFoundError: ") and "here/claims.jsonl" in cause, cause
+    assert "\x1b" not in cause and "ray::" not in cause
