@@ -63,7 +63,12 @@ def test_verify_writes_plain_progress_lines_to_a_pipe_and_results_to_stdout(tiny
     proc = _run("verify", str(source), "--model-dir", str(tiny_model_dir), "-o", "-", every="0.01")
     assert proc.returncode == 0, proc.stderr
     assert len([json.loads(line) for line in proc.stdout.splitlines()]) == ROWS  # stdout: results only
-    lines = _progress_lines(proc.stderr, "verify")
+    reading = [line for line in _progress_lines(proc.stderr, "verify") if "reading and validating the input" in line]
+    assert re.fullmatch(LINE.format(label="verify") + "reading and validating the input: 0 rows", reading[0]), reading
+    assert re.fullmatch(LINE.format(label="verify") + rf"reading and validating the input: {ROWS} rows in \d+\.\d s, "
+                        r"[\d,]+ rows/s", reading[-1]), reading
+    lines = [line for line in _progress_lines(proc.stderr, "verify") if line not in reading]
+    assert proc.stderr.index(reading[-1]) < proc.stderr.index(lines[0])  # pass 1, then pass 2
     assert re.fullmatch(LINE.format(label="verify") + rf"0 of {ROWS} claims \(0%\)", lines[0]), proc.stderr
     assert re.fullmatch(LINE.format(label="verify") + rf"{ROWS} of {ROWS} claims in \d+\.\d s, [\d,]+ claims/s",
                         lines[-1]), proc.stderr

@@ -41,6 +41,9 @@ PROGRESS_AFTER_ENV = "CLAIM_VERIFIER_PROGRESS_AFTER"
 PROGRESS_EVERY_ENV = "CLAIM_VERIFIER_PROGRESS_EVERY"
 DEFAULT_AFTER_S = 5.0
 DEFAULT_EVERY_S = 10.0
+#: Lines are stamped with the time since the command started (this module is imported as it starts), so the
+#: steps of one command (verify reads and validates its input, then verifies it) read as one timeline.
+_COMMAND_STARTED = time.monotonic()
 
 
 def _seconds(name: str, default: float) -> float:
@@ -90,13 +93,15 @@ class Progress:
         stream: where the lines go (default: ``sys.stderr`` when printing).
         after: seconds before the first line (default ``$CLAIM_VERIFIER_PROGRESS_AFTER`` or 5).
         every: seconds between lines (default ``$CLAIM_VERIFIER_PROGRESS_EVERY`` or 10).
+        doing: the step, when the command has more than one (``reading and validating the input``).
     """
 
     def __init__(
         self, label: str, unit: str, total: Optional[int] = None, *, stream: Optional[TextIO] = None,
-        after: Optional[float] = None, every: Optional[float] = None,
+        after: Optional[float] = None, every: Optional[float] = None, doing: str = "",
     ) -> None:
         self.label, self.unit, self.total = label, unit, total
+        self._doing = f"{doing}: " if doing else ""
         self._stream = stream
         self._after = _seconds(PROGRESS_AFTER_ENV, DEFAULT_AFTER_S) if after is None else after
         self._every = _seconds(PROGRESS_EVERY_ENV, DEFAULT_EVERY_S) if every is None else every
@@ -132,7 +137,7 @@ class Progress:
                 elapsed = now - self._started
                 of = f" of {_count(self.total)}" if self.total is not None else ""
                 rate = f", {self._done / elapsed:,.0f} {self.unit}/s" if elapsed > 0 else ""
-                self._print(now, f"{_count(self._done)}{of} {self.unit} in {elapsed:.1f} s{rate}")
+                self._print(now, f"{self._doing}{_count(self._done)}{of} {self.unit} in {elapsed:.1f} s{rate}")
             self._printed = False
 
     # ------------------------------------------------------------------ internals (under the lock)
@@ -140,7 +145,7 @@ class Progress:
     def _print(self, now: float, text: str) -> None:
         stream = self._stream if self._stream is not None else sys.stderr
         try:
-            print(f"{self.label} [{now - self._started:5.1f}s] {text}", file=stream, flush=True)
+            print(f"{self.label} [{now - _COMMAND_STARTED:5.1f}s] {text}", file=stream, flush=True)
         except (OSError, ValueError):  # a closed or broken stderr never stops the work
             return
         self._printed = True
@@ -150,7 +155,7 @@ class Progress:
             return
         self._due = now + self._every
         elapsed = now - self._started
-        text = _count(self._done)
+        text = self._doing + _count(self._done)
         if self.total is not None:
             text += f" of {_count(self.total)} {self.unit}"
             if self.total:
@@ -195,7 +200,9 @@ class Bar:
         self.bar.close()
 
 
-def progress_for(label: str, unit: str, total: Optional[int], quiet: bool, *, bar: bool = True) -> "Optional[Progress | Bar]":
+def progress_for(
+    label: str, unit: str, total: Optional[int], quiet: bool, *, bar: bool = True, doing: str = "",
+) -> "Optional[Progress | Bar]":
     """The progress display for a step: ``None`` with ``quiet``; a tqdm bar when stderr is a terminal
     (and ``bar``: ``--engine ray`` leaves the terminal to Ray Data's own bars); plain lines otherwise."""
     if quiet:
@@ -208,8 +215,9 @@ def progress_for(label: str, unit: str, total: Optional[int], quiet: bool, *, ba
         except ImportError:  # pragma: no cover - tqdm is a runtime dependency
             return None
         unit_one = unit[:-1] if unit.endswith("s") else unit
-        return Bar(tqdm(total=total, unit=unit_one, file=sys.stderr, dynamic_ncols=True, leave=False, desc=label))
-    return Progress(label, unit, total)
+        return Bar(tqdm(total=total, unit=unit_one, file=sys.stderr, dynamic_ncols=True, leave=False,
+                        desc=f"{label}: {doing}" if doing else label))
+    return Progress(label, unit, total, doing=doing)
 
 
 def counted(

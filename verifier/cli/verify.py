@@ -68,7 +68,7 @@ from .bulk import (
 from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled, with_fix
 from .reads import command_reads
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
-from .progress import progress_for
+from .progress import counted, progress_for
 from .render import RunSummary, format_result, format_summary, identity_summary
 from .resume import AppendFile, LazyVerifier, find_row, kept, read_done, signing_key
 
@@ -331,7 +331,8 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
         def load(config: ClaimVerificationConfig, limits: InputLimits) -> list[ValidRequest]:
             nonlocal path, found
             path = stack.enter_context(spooled(args.input, limits.max_request_bytes))
-            found = scan(rows(config, limits), shard, need_ids=args.resume, source=source)
+            reading = progress_for("verify", "rows", None, args.quiet, doing="reading and validating the input")
+            found = scan(counted(rows(config, limits), reading), shard, need_ids=args.resume, source=source)
             return found.sample
 
         setup = prepare(args, load)
