@@ -80,6 +80,8 @@ class HashedEmbedding:
 def _outcome(result: Any) -> dict[str, Any]:
     data = result.model_dump(mode="json")
     data.pop("resolved_revision", None)
+    # this project's own addition beside PRME's fields (docs/audit.md, "Engine identity"): every PRME field is compared
+    data.pop("engine", None)
     return {"result": data}
 
 
