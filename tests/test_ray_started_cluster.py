@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -22,7 +23,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -170,3 +171,53 @@ def test_a_failed_task_is_named_by_its_own_error_without_escape_codes(head: Head
     assert "ray::" in ray_line  # what the message said before
     assert cause.startswith("FileNotFoundError: ") and "here/claims.jsonl" in cause, cause
     assert "\x1b" not in cause and "ray::" not in cause
+
+
+def _terminate_mid_job(head: Head, cwd: Path, argv: list[str], written: Callable[[], bool]) -> tuple[int, str]:
+    """Start the command, SIGTERM it once ``written()`` (mid-job), and give its exit status and stderr."""
+    job = subprocess.Popen([sys.executable, "-m", "verifier", "verify", *argv, "--engine", "ray", "--workers", "1",
+                            "--address", "auto"], cwd=cwd, env=head.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while not written() and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        job.send_signal(signal.SIGTERM)
+        _, stderr = job.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        job.kill()
+    return job.returncode, stderr
+
+
+def test_sigterm_to_a_cluster_driver_says_what_is_kept_and_exits_143(
+    head: Head, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (issue 48, item 3): ray.init replaced the command's SIGTERM handler with Ray's, so a driver
+    given SIGTERM printed Ray's "*** SIGTERM received" and died by the signal: no line on what -o keeps, no
+    exit status of the command's own, in --resume and directory mode alike. Now as the local command: what is
+    kept (or that nothing was written, the staging directory removed), then "terminated", exit 143; the
+    same command finishes the --resume output with exactly the local command's lines."""
+    many = [{**ROWS[n % len(ROWS)], "id": f"m{n}"} for n in range(3000)]
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in many), encoding="utf-8")
+    local = tmp_path / "local.jsonl"
+    assert cli.main(["verify", str(source), "-o", str(local), "--model-dir", str(tiny_model_dir), "--resume", "-q"]) == 0
+    out = tmp_path / "out.jsonl"
+    argv = [str(source), "-o", str(out), "--resume", "--model-dir", str(tiny_model_dir), "--rows-per-batch", "16"]
+    code, stderr = _terminate_mid_job(head, tmp_path, argv, lambda: out.exists() and out.stat().st_size > 0)
+    lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert code == 143 and 0 < len(lines) < len(many), stderr[-3000:]
+    assert "SIGTERM received" not in stderr and "Traceback" not in stderr, stderr[-3000:]
+    last = stderr.rstrip().splitlines()[-2:]
+    assert last[1] == "terminated", stderr[-3000:]
+    assert re.fullmatch(rf"{re.escape(str(out))} keeps the \d+ rows written so far: run the same command again to finish", last[0]), last
+    finished = _verify(head, tmp_path, *argv, "--address", "auto")
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert sorted(out.read_text(encoding="utf-8").splitlines(keepends=True)) == sorted(local.read_text(encoding="utf-8").splitlines(keepends=True))
+    outdir = tmp_path / "outdir"
+    argv = [str(source), "-o", str(outdir), "--model-dir", str(tiny_model_dir), "--rows-per-batch", "16"]
+    code, stderr = _terminate_mid_job(head, tmp_path, argv, lambda: any(path.name.startswith(".outdir.") and any(path.iterdir())
+                                                                        for path in tmp_path.iterdir() if path.is_dir()))
+    assert code == 143, stderr[-3000:]
+    assert stderr.rstrip().splitlines()[-2:] == [
+        f"nothing was written to {outdir} (with --resume -o FILE a failed job keeps its finished rows)", "terminated"]
+    assert not outdir.exists() and not [path for path in tmp_path.iterdir() if path.name.startswith(".outdir.")]

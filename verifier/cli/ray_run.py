@@ -39,6 +39,8 @@ import logging
 import os
 import re
 import secrets
+import signal
+import threading
 import shutil
 import time
 from dataclasses import replace
@@ -154,6 +156,13 @@ def _absolute(runtime: Any) -> Any:
     paths = {name: Path(os.path.abspath(value)) for name in ("model_dir", "score_cache", "score_cache_key", "sign_key")
              if (value := getattr(runtime, name, None)) is not None}
     return runtime.model_copy(update=paths)
+
+
+def _keep_sigterm(handler: Any) -> None:
+    """Put back the SIGTERM handler ``ray.init`` replaced with its own (which ends the process without a word
+    on what the output keeps, nor exit 143): the command's unwinds, removes the staging directory and says it."""
+    if callable(handler) and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
 
 
 def _once_fixed(left: str) -> str:
@@ -392,7 +401,9 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
         say_on_interrupt(stack, left)
         try:
             if started:
+                handler = signal.getsignal(signal.SIGTERM)
                 _connect(ray, args)
+                _keep_sigterm(handler)
             await_capacity(lambda: capacity(ray), workers, threads, _where(args))
             engine = _one_engine(ray, model_dir.resolve(), setup.runtime, left)
             # Reading reserves no CPU: a read task only splits lines, and a reserved CPU is one the
