@@ -52,6 +52,10 @@ _DATA_ROOT = Path(tempfile.mkdtemp(prefix="claim-verifier-test-data-"))
 _DATA_DIRS = itertools.count()
 # Session-scoped fixtures and anything run before the first test use one of their own.
 os.environ["CLAIM_VERIFIER_DATA_DIR"] = str(_DATA_ROOT / "session")
+# Progress lines come after a few seconds of silence (verifier.cli.progress, verifier_export.progress): on a
+# loaded machine a test's command could pass that and print one into the messages it compares. Tests of the
+# progress lines set $CLAIM_VERIFIER_PROGRESS_AFTER themselves.
+os.environ.setdefault("CLAIM_VERIFIER_PROGRESS_AFTER", "600")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
