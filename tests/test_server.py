@@ -129,6 +129,23 @@ def test_health_info_and_metrics(server: Server) -> None:
         assert 'route="/v1/verify",status="200"' in metrics.text
 
 
+def test_every_scoring_response_names_the_engine(server: Server, library: ClaimVerifier) -> None:
+    """Issue 47: serve reports the engine that scores it: /info's ``engine``, each result's ``engine`` and the
+    X-Engine-Identity header of every scoring route (``/predict`` keeps TEI's body) are the library's for the
+    same directory and settings."""
+    with server.client() as client:
+        info = client.get("/info").json()
+        verified = client.post("/v1/verify", json=_request(0))
+        batch = client.post("/v1/verify/batch", json=[_request(1)])
+        predicted = client.post("/predict", json={"inputs": ["The launch is on Tuesday.", "The launch is Tuesday."]})
+        live = client.get("/health/live")
+    expected = library.verify_many_sync([_request(0)])[0].engine
+    assert expected is not None and info["engine"] == expected.model_dump(mode="json")
+    assert _result(verified).engine == expected and batch.json()["results"][0]["result"]["engine"] == info["engine"]
+    assert [r.headers.get("X-Engine-Identity") for r in (verified, batch, predicted)] == [expected.digest] * 3
+    assert isinstance(predicted.json(), list) and "X-Engine-Identity" not in live.headers
+
+
 def test_verify_equals_the_library_digests_included(server: Server, library: ClaimVerifier) -> None:
     with server.client() as client:
         for k in range(3):

@@ -11,7 +11,7 @@ from ..types import DEFAULT_MODEL, DEFAULT_REVISION
 from .common import SUMMARIES, Context, add_model_dir, load_manifest, missing_model_message
 from .errors import EXIT_FAILURE, EXIT_OK, Failure, err
 from ..engine.ov_session import cpu_capabilities
-from .render import format_cpu, format_manifest
+from .render import format_cpu, format_engines, format_manifest
 
 __all__ = ["add_parser", "run"]
 
@@ -41,6 +41,7 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         print(manifest.model_dump_json(indent=2))
     else:
         print(format_manifest(model_dir, manifest))
+        print(format_engines(model_dir, manifest, RuntimeOptions()))
         print(format_cpu(manifest, cpu_capabilities()))
     if args.verify_files:
         problems = verify_files(model_dir, manifest)

@@ -53,11 +53,11 @@ from ..validation import ValidRequest
 from .bulk import DigestSet, Scan, Shard, check_ids, configuration_digest, id_digest, scan
 from .common import Context, missing_model_message, prepare
 from ..messages import install_hint
-from .errors import EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line, say_on_interrupt
+from .errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line, say_on_interrupt
 from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
 from .reads import command_reads
-from .ray_cluster import DEFAULT_STALL_TIMEOUT, Stalled, await_capacity, capacity, drain
+from .ray_cluster import DEFAULT_STALL_TIMEOUT, HeadWatch, Stalled, await_capacity, capacity, drain
 from .resume import AppendFile, LazyVerifier, Written, find_row, kept, read_done
 from .check_records import count_records
 from .progress import Progress, counted, use_bar
@@ -163,6 +163,30 @@ def _keep_sigterm(handler: Any) -> None:
     on what the output keeps, nor exit 143): the command's unwinds, removes the staging directory and says it."""
     if callable(handler) and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, handler)
+
+
+def _watch_head(ray: Any, stack: contextlib.ExitStack, staging: Path, left: Callable[[], str],
+                write: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``write``, each batch under a lock, while a :class:`~verifier.cli.ray_cluster.HeadWatch` watches the
+    cluster's head (until ``stack`` closes). A lost head ends the process at once with the command's own
+    words: the staging directory removed, what -o keeps, exit 1 (Ray's core would end it within a minute,
+    saying neither)."""
+    address = str(ray.get_runtime_context().gcs_address)
+    lock = threading.Lock()
+
+    def give_up(seconds: float) -> None:
+        lock.acquire()  # never released: no batch is written after this
+        with contextlib.suppress(OSError):
+            shutil.rmtree(staging)
+        err(f"error: lost the Ray cluster's head at {address}: no answer for {seconds:.0f} s; {_once_fixed(left())}")
+        os._exit(EXIT_FAILURE)
+
+    def locked(batch: Any) -> None:
+        with lock:
+            write(batch)
+
+    stack.enter_context(HeadWatch(address, give_up))
+    return locked
 
 
 def _once_fixed(left: str) -> str:
@@ -426,6 +450,8 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
             if resume is None or resume.todo:
                 batches = results.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=1)
                 write = resume.write if resume is not None else directory.write  # type: ignore[union-attr]
+                if started and (args.address or os.environ.get("RAY_ADDRESS")):
+                    write = _watch_head(ray, stack, staging, left, write)
                 drain(counted(batches, _progress(args, resume), lambda table: int(table.num_rows)), DEFAULT_STALL_TIMEOUT if args.stall_timeout is None else args.stall_timeout, write)
             if resume is not None:
                 resume.finish()
@@ -453,5 +479,6 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
                 ray.shutdown()
     if not args.quiet:
         wrote = f"{resume.written.added} row(s) to {target}" if resume is not None else f"{directory.rows} row(s) to {target}"  # type: ignore[union-attr]
-        err(f"ray: wrote {wrote} in {time.perf_counter() - start:.2f} s ({workers} worker(s) x {threads} thread(s))")
+        err(f"ray: wrote {wrote} in {time.perf_counter() - start:.2f} s ({workers} worker(s) x {threads} thread(s)); "
+            f"every node's engine: {engine.describe()}")
     return EXIT_OK

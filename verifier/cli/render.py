@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ..engine.choice import loosened_gate
 from ..engine.manifest import Manifest
 from ..engine.ov_session import CPU_FLAGS, CpuCapabilities
 from ..messages import printable
 from ..types import ClaimEvidence, ClaimVerification, ClaimVerificationStatus
 
-__all__ = ["RunSummary", "format_result", "format_manifest", "format_summary", "identity_summary"]
+__all__ = ["RunSummary", "format_result", "format_manifest", "format_engines", "format_summary", "identity_summary"]
 
 _STATUS_ORDER = tuple(ClaimVerificationStatus)
 
@@ -168,6 +169,9 @@ def format_manifest(model_dir: Path, manifest: Manifest) -> str:
                     f"graph {variant.source_file or 'none'}"
                 )
             lines += parity(variant.parity, "    ")
+            loose = loosened_gate(name, variant.parity)
+            if loose:
+                lines.append(f"    gate loosened past the default ({', '.join(loose)}): not gated for real use")
     if manifest.versions:
         lines.append("versions:  " + ", ".join(f"{k} {v}" for k, v in sorted(manifest.versions.items())))
     return "\n".join(lines)
@@ -194,7 +198,31 @@ def format_cpu(manifest: Optional[Manifest], capabilities: CpuCapabilities) -> s
     for name, why in runnable_variants(manifest, capabilities).items():
         lines.append(f"  {name or 'float32 (no variant)'}: {'runs here' if why is None else 'cannot run here: ' + why}")
     best, reason = fastest_variant(manifest, capabilities)
-    lines.append(f"  fastest gated variant here: {best or 'float32 (no variant)'} ({reason}; docs/performance.md)")
+    loose = loosened_gate(best, manifest.variants[best].parity) if best is not None else []
+    if loose:
+        lines.append(f"  fastest variant here: {best}, but its gate was loosened past the default ({', '.join(loose)}), "
+                     f"so it is not a gated choice ({reason}; docs/performance.md)")
+    else:
+        lines.append(f"  fastest gated variant here: {best or 'float32 (no variant)'} ({reason}; docs/performance.md)")
+    return "\n".join(lines)
+
+
+def format_engines(model_dir: Path, manifest: Manifest, options: Any) -> str:
+    """The engine identity each entry of the directory gives with ``options`` (``info``; docs/audit.md,
+    "Engine identity"): what a record scored by it names."""
+    from ..engine.engine_identity import identity_for_options
+    from ..types import ClaimVerificationError
+
+    lines = [f"engines (padding {options.padding}, optimisation level {options.graph_optimization_level}; "
+             "a record names the one that scored it):"]
+    for variant in (None, *sorted(manifest.variants)):
+        try:
+            identity = identity_for_options(model_dir, options.model_copy(update={"variant": variant}))
+        except ClaimVerificationError as exc:
+            lines.append(f"  {variant or 'float32 export'}: cannot be named here: {exc}")
+            continue
+        lines.append(f"  {variant or 'float32 export'}: engine {identity.digest} ({identity.precision} on "
+                     f"{identity.runtime} {identity.runtime_version})")
     return "\n".join(lines)
 
 
@@ -229,6 +257,8 @@ def format_summary(run: RunSummary, *, skipped: int) -> str:
     lines += [f"{name:<{width}}  {value:>{value_width}}" for name, value in rows]
     if "identity" in run.stats:
         lines.append(f"model identity: {run.stats['identity']}")
+    if run.stats.get("engine"):
+        lines.append(f"engine: {run.stats['engine']}")
     if bypassed:
         lines.append(f"score store: {run.stats['score_cache']} (the model ran every pair)")
     elif stored:

@@ -287,6 +287,9 @@ def _verify_all(
         manifest = getattr(verifier.scorer, "manifest", None)
         if manifest is not None:
             run.stats["identity"] = identity_summary(manifest)
+        engine = verifier.engine_identity()  # what every scored record names (docs/audit.md, "Engine identity")
+        if engine is not None:
+            run.stats["engine"] = engine.describe()
         store = getattr(verifier.scorer, "score_cache_status", None)  # --score-cache (docs/score-store.md)
         if isinstance(store, str):
             counters = getattr(verifier.scorer, "stats", None)

@@ -21,10 +21,38 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .manifest import Manifest
+from .manifest import Manifest, ParityReport
 from .ov_session import CpuCapabilities
 
-__all__ = ["runnable_variants", "fastest_variant"]
+__all__ = ["DEFAULT_GATE_BOUNDS", "runnable_variants", "fastest_variant", "loosened_gate"]
+
+#: The exporter's default gate of each variant it builds: (max |Δlogit|, max |Δprob| or ``None``, smallest
+#: argmax agreement) against the PyTorch golden logits. ``verifier_export.variants.DEFAULT_GATES`` is made
+#: from these (docs/model-directory.md, "Variants"); ``info`` says when a recorded gate was looser.
+DEFAULT_GATE_BOUNDS: dict[str, tuple[float, Optional[float], float]] = {
+    "optimized": (1e-4, None, 1.0),
+    "int8": (0.5, 0.05, 1.0),
+    "bf16": (0.25, 0.02, 1.0),
+    "ov-int8": (0.5, 0.05, 1.0),
+}
+
+
+def loosened_gate(name: str, parity: ParityReport) -> list[str]:
+    """How variant ``name``'s recorded gate (or result) is looser than its default gate (empty: it is not,
+    or ``name`` has no default). ``--int8-max-logit-diff 50`` on the smoke model records atol 50."""
+    bounds = DEFAULT_GATE_BOUNDS.get(name)
+    if bounds is None:
+        return []
+    atol, prob, agreement = bounds
+    found = []
+    if parity.atol is None or parity.atol > atol:
+        found.append(f"atol {'none' if parity.atol is None else f'{parity.atol:g}'} > default {atol:g}")
+    if prob is not None and (parity.max_prob_diff_gate is None or parity.max_prob_diff_gate > prob):
+        gate = parity.max_prob_diff_gate
+        found.append(f"prob gate {'none' if gate is None else f'{gate:g}'} > default {prob:g}")
+    if parity.argmax_agreement < agreement:
+        found.append(f"argmax agreement {parity.argmax_agreement:.0%} < default {agreement:.0%}")
+    return found
 
 
 def runnable_variants(manifest: Manifest, capabilities: CpuCapabilities) -> dict[Optional[str], Optional[str]]:

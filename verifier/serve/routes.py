@@ -22,9 +22,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
-from ..decision.bundle import BundleClaimRequest, bundle_evidence
+from ..decision.bundle import BundleClaimRequest, bundle_evidence, check_candidate_count
 from ..engine.coalesce import ScorerBusy, ScorerClosed, ScorerTimeout
 from ..engine.model_directory import OUTPUT_LABELS
+from ..engine_identity import EngineIdentity
 from ..strictjson import json_type
 from ..types import ClaimVerification, ClaimVerificationError, check_text
 from ..validation import ValidRequest, validate_request
@@ -79,15 +80,26 @@ async def _verify_valid(service: Service, requests: list[ValidRequest]) -> list[
         raise _model_failure(exc) from None
 
 
-def _result(result: ClaimVerification) -> Response:
-    return Response(result.model_dump_json(), media_type="application/json")
+#: The response header naming the engine that scores this server's requests (its identity's digest;
+#: docs/serving.md): ``/predict``'s body keeps TEI's shape, and a result also names it in its ``engine``.
+ENGINE_HEADER = "X-Engine-Identity"
+
+
+def _engine_headers(service: Service) -> dict[str, str]:
+    """``{ENGINE_HEADER: digest}`` once the engine is loaded (empty before, or for an engine without one)."""
+    identity = getattr(service.engine, "engine_identity", None) if service.ready else None
+    return {ENGINE_HEADER: identity.digest} if isinstance(identity, EngineIdentity) else {}
+
+
+def _result(result: ClaimVerification, service: Service) -> Response:
+    return Response(result.model_dump_json(), media_type="application/json", headers=_engine_headers(service))
 
 
 async def verify(request: Request) -> Response:
     """``POST /v1/verify``: one :class:`~verifier.types.ClaimRequest` → its ``ClaimVerification``."""
     service = _service(request)
     valid = _validate(service, await _json_body(request, service))
-    return _result((await _verify_valid(service, [valid]))[0])
+    return _result((await _verify_valid(service, [valid]))[0], service)
 
 
 async def verify_batch(request: Request) -> Response:
@@ -123,23 +135,26 @@ async def verify_batch(request: Request) -> Response:
     out = [
         slot if isinstance(slot, dict) else {"result": results[slot].model_dump(mode="json")} for slot in slots
     ]
-    return JSONResponse({"results": out})
+    return JSONResponse({"results": out}, headers=_engine_headers(service))
 
 
-async def verify_bundle(request: Request) -> Response:
-    """``POST /v1/verify/bundle``: a :class:`~verifier.decision.bundle.BundleClaimRequest` → its ``ClaimVerification``."""
-    service = _service(request)
-    body = await _json_body(request, service)
+def _bundle_request(service: Service, body: Any) -> ValidRequest:
+    """A bundle request body as the claim request it makes (its candidates counted before they are validated,
+    citations found in one pass over the context); 422 naming the field and the limit."""
     verifier = service.require_ready()
     if not isinstance(body, dict):
         raise ApiError(422, "invalid_request", f"a bundle request must be a JSON object, got {json_type(body)}")
+    limit = service.runtime.limits.max_bundle_candidates
     try:
+        check_candidate_count(body.get("bundle"), limit)
         bundled = BundleClaimRequest.model_validate(body)
     except ValidationError as exc:
         raise input_problem(exc) from None
+    except ValueError as exc:  # over max_bundle_candidates
+        raise ApiError(422, "invalid_request", str(exc), field="bundle", limit=f"max_bundle_candidates={limit}") from None
     try:
         evidence = bundle_evidence(bundled.bundle, bundled.evidence_refs, max_evidence=verifier.config.max_evidence,
-                                   max_candidates=service.runtime.limits.max_bundle_candidates)
+                                   max_candidates=limit)
     except ValueError as exc:
         field = "evidence_refs" if "evidence_refs" in str(exc) else "bundle"
         raise ApiError(422, "invalid_request", str(exc), field=field) from None
@@ -149,8 +164,20 @@ async def verify_bundle(request: Request) -> Response:
         "evidence": list(evidence),
         "requires_complete_set": bundled.requires_complete_set,
     }
-    valid = _validate(service, item)
-    return _result((await _verify_valid(service, [valid]))[0])
+    return _validate(service, item)
+
+
+async def verify_bundle(request: Request) -> Response:
+    """``POST /v1/verify/bundle``: a :class:`~verifier.decision.bundle.BundleClaimRequest` → its ``ClaimVerification``.
+
+    The bundle is read in the worker pool (bounded like model work, ``max_inflight``), never on the event
+    loop: a large one takes a while, and every other request, ``/health/live`` included, is answered meanwhile.
+    """
+    service = _service(request)
+    body = await _json_body(request, service)
+    service.require_ready()
+    valid = await service.run(lambda: _bundle_request(service, body))
+    return _result((await _verify_valid(service, [valid]))[0], service)
 
 
 class PredictRequest(BaseModel):
@@ -231,7 +258,7 @@ async def predict(request: Request) -> Response:
          for score, label in sorted(zip(map(float, row), OUTPUT_LABELS), key=lambda item: -item[0])]
         for row in np.asarray(probabilities)
     ]
-    return JSONResponse(rows[0] if single else rows)
+    return JSONResponse(rows[0] if single else rows, headers=_engine_headers(service))
 
 
 async def info(request: Request) -> Response:
@@ -255,6 +282,9 @@ async def info(request: Request) -> Response:
             "manifest": {"labels": list(manifest.labels), "files": len(manifest.files),
                          "max_length": manifest.max_length, "random_weights": manifest.random_weights},
             "config": json.loads(config.model_dump_json()),
+            # what every scored result names (docs/audit.md, "Engine identity"); its digest is each scoring
+            # response's X-Engine-Identity header
+            "engine": engine.engine_identity.model_dump(mode="json"),
         })
     body["limits"] = {
         **runtime.limits.model_dump(),
