@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import strictjson
 from ..engine.manifest import TOKENIZER_NAME, Manifest
+from ..engine_identity import EngineIdentity
 from ..scoring import Scorer, validate_scores
 from ..types import ClaimVerificationError
 
@@ -106,15 +107,24 @@ class ScoreIdentity:
     resolved_revision: Optional[str] = None
     manifest_sha256: Optional[str] = None
     determinants_sha256: Optional[str] = None
+    #: The engine identity (JSON) of the engine that scores them (docs/audit.md, "Engine identity"); compared
+    #: by its score-deciding parts (:data:`verifier.engine_identity.SCORE_FIELDS`), not its whole digest.
+    engine: Optional[dict[str, Any]] = None
 
     def conflicts(self, other: "ScoreIdentity") -> list[str]:
         """What differs from ``other`` (a ``None`` on either side is not a conflict)."""
+        from ..engine_identity import SCORE_FIELDS
+
+        problems = [
+            f"engine {name} {self.engine.get(name)!r} != {other.engine.get(name)!r}"
+            for name in SCORE_FIELDS
+            if self.engine is not None and other.engine is not None and self.engine.get(name) != other.engine.get(name)
+        ]
         names = ["model", "revision", "resolved_revision"]
         if self.determinants_sha256 is not None and other.determinants_sha256 is not None:
             names.append("determinants_sha256")  # the manifest may differ (a variant added): the scores do not
         else:
             names.append("manifest_sha256")  # an older sidecar: only the whole manifest ties it to a model
-        problems = []
         for name in names:
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine is not None and theirs is not None and mine != theirs:
@@ -231,6 +241,7 @@ def read_scores(path: Path) -> tuple[dict[Pair, Row], ScoreIdentity]:
             resolved_revision=meta.get("resolved_revision"),
             manifest_sha256=meta.get("manifest_sha256"),
             determinants_sha256=meta.get("determinants_sha256"),
+            engine=meta.get("engine") if isinstance(meta.get("engine"), dict) else None,
         )
     except KeyError as exc:
         raise ValueError(f"{meta_file} lacks {exc}") from None
@@ -245,6 +256,7 @@ class RecordingScorer:
         live: builds the live scorer on first need (``None``: no live scorer, like ``offline``).
         offline: never score live; a missing pair raises :class:`MissingScores`.
         resolved_revision: the recorded resolved revision (reported while no live scorer exists).
+        engine_identity: the engine the scores name (results name it: docs/audit.md, "Engine identity").
 
     Attributes:
         records: every pair recorded so far.
@@ -259,8 +271,10 @@ class RecordingScorer:
         live: Optional[Callable[[], Scorer]] = None,
         offline: bool = False,
         resolved_revision: Optional[str] = None,
+        engine_identity: Optional[EngineIdentity] = None,
     ) -> None:
         self.records: dict[Pair, Row] = dict(records or {})
+        self.engine_identity = engine_identity
         self._make_live = None if offline else live
         self._live: Optional[Scorer] = None
         self._recorded_revision = resolved_revision

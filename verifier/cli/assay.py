@@ -50,10 +50,11 @@ from ..assay.report import REPORT_FILES, assemble, model_facts, write_report
 from ..assay.runner import AssayPlan, count_missing, run_assay
 from ..assay.sweep import entailment_policies, parse_grid, refutation_policies
 from ..engine.manifest import MANIFEST_NAME, read_manifest
+from ..engine_identity import EngineIdentity
 from ..messages import one_line
 from .. import strictjson
 from ..options import InputLimits, RuntimeOptions
-from ..types import ClaimVerificationConfig, EntailmentPolicy, RefutationPolicy
+from ..types import ClaimVerificationConfig, ClaimVerificationError, EntailmentPolicy, RefutationPolicy
 from .common import SUMMARIES, Context, add_limits, add_model_dir, int_range, prepare, threads, threshold
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError, err
 from .output import refuse_overlaps
@@ -215,6 +216,18 @@ def _manifest_sha256(model_dir: Optional[Path]) -> Optional[str]:
     return hashlib.sha256(path.read_bytes()).hexdigest() if model_dir is not None and path.is_file() else None
 
 
+def _engine(runtime: RuntimeOptions) -> Optional[EngineIdentity]:
+    """The engine ``runtime`` loads (``None`` without a manifest it can open), named without loading it (docs/audit.md)."""
+    from ..engine.engine_identity import identity_for_options
+
+    if runtime.model_dir is None or not (runtime.model_dir / MANIFEST_NAME).is_file():
+        return None
+    try:
+        return identity_for_options(runtime.model_dir, runtime)
+    except ClaimVerificationError:  # a directory the engine cannot open names no engine; its load says why
+        return None
+
+
 def _determinants(runtime: RuntimeOptions) -> Optional[dict[str, Any]]:
     """What determines the scores in ``runtime``'s model directory (``None`` without a manifest), so that
     recorded scores stay valid when only the manifest changes (a variant added; issue 34)."""
@@ -295,9 +308,11 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     assert args.output is not None
     scores_path: Path = args.scores or args.output / "scores.jsonl"
     determinants = _determinants(setup.runtime)
+    engine = _engine(setup.runtime)
     identity = ScoreIdentity(model=config.model, revision=config.revision,
                              manifest_sha256=_manifest_sha256(setup.runtime.model_dir),
-                             determinants_sha256=determinants_sha256(determinants) if determinants is not None else None)
+                             determinants_sha256=determinants_sha256(determinants) if determinants is not None else None,
+                             engine=engine.model_dump(mode="json") if engine is not None else None)
     records: dict[tuple[str, str], tuple[float, float, float]] = {}
     recorded_revision = None
     if scores_path.exists():
@@ -309,10 +324,13 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         if conflicts:
             raise UsageError(f"error: {scores_path} holds scores of another model: {'; '.join(conflicts)}")
         recorded_revision = recorded.resolved_revision
+        if recorded.engine is not None:  # replayed scores name the engine that made them (same score-deciding parts)
+            engine = EngineIdentity.model_validate(recorded.engine)
     elif args.offline:
         raise UsageError(f"error: --offline needs recorded scores, and {scores_path} does not exist")
     live = context.make_verifier(setup.config, setup.runtime)
-    scorer = RecordingScorer(records, live=lambda: live.scorer, offline=args.offline, resolved_revision=recorded_revision)
+    scorer = RecordingScorer(records, live=lambda: live.scorer, offline=args.offline, resolved_revision=recorded_revision,
+                             engine_identity=engine)
     bar = progress_for("assay", "configurations", None, args.quiet)
 
     def progress(done: int, total: int) -> None:
@@ -335,7 +353,8 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         live.close()  # releases a score store the live engine opened
     final = ScoreIdentity(model=identity.model, revision=identity.revision,
                           resolved_revision=scorer.resolved_revision, manifest_sha256=identity.manifest_sha256,
-                          determinants_sha256=identity.determinants_sha256)
+                          determinants_sha256=identity.determinants_sha256,
+                          engine=engine.model_dump(mode="json") if engine is not None else identity.engine)
     scores_sha256 = write_scores(scores_path, scorer.records, final, determinants=determinants)
     scores = {**final.__dict__, "pairs": len(scorer.records), "scores_sha256": scores_sha256}
     if setup.runtime.model_dir is not None:  # so report.md can say first whether the weights were random
