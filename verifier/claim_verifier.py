@@ -33,7 +33,7 @@ from .engine.identity import read_manifest_if_present, resolve, where
 from .engine_identity import EngineIdentity
 from .decision.driver import ClaimDriver, RequestInput
 from .options import RuntimeOptions
-from .scoring import Scorer, validate_scores
+from .scoring import Scorer, engine_of, validate_scores
 from .types import (
     ClaimEvidence,
     ClaimVerification,
@@ -124,28 +124,17 @@ class _PrmeSeams:
         self._revision_set = (value,)
 
     def engine_identity(self) -> Optional[EngineIdentity]:
-        """Which engine scores this verifier's model calls (docs/audit.md, "Engine identity"), or ``None``.
-
-        The scorer's ``engine_identity`` (the ONNX engine's, computed once at load), when the
-        scores really come from it: ``None`` for a scorer without one (scripted, recorded) and
-        when a PRME-style test replaced ``_predict_sync``, ``predict`` or ``_model``.
+        """Which engine scores this verifier's model calls (docs/audit.md, "Engine identity"), or ``None``: the
+        scorer's ``engine_identity`` when the scores come from it; ``None`` for a scorer without one (scripted,
+        recorded) or when a PRME-style test replaced ``_predict_sync``, ``predict`` or ``_model``.
 
         Raises:
             ClaimVerificationError: the scorer's ``engine_identity`` failed (the model did not load).
         """
         own = vars(self)
-        if not self.has_scorer or "_predict_sync" in own or "predict" in own:
+        if not self.has_scorer or "_predict_sync" in own or "predict" in own or self._model not in (None, self._scorer):
             return None
-        if self._model is not None and self._model is not self._scorer:
-            return None
-        try:
-            identity = getattr(self.scorer, "engine_identity", None)
-        except ClaimVerificationError:
-            raise
-        except Exception as exc:  # a scorer's property failing is a model failure, never a status
-            raise ClaimVerificationError(f"scorer's engine_identity failed: {type(exc).__name__}: {exc}") from exc
-        # anything else (a Mock's made-up attribute) names no engine
-        return identity if isinstance(identity, EngineIdentity) else None
+        return engine_of(self.scorer)
 
     def _ensure_model(self) -> None:
         """PRME's seam: make ``_model`` ready once (here the scorer: the ONNX engine, or the injected one)."""

@@ -140,3 +140,4 @@ class EngineIdentity(BaseModel):
                 shown = [list(value) if isinstance(value, tuple) else value for value in (mine, theirs)]
                 found.append(f"{name} {shown[0]!r} != {shown[1]!r}")
         return found
+

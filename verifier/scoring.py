@@ -14,14 +14,15 @@ from __future__ import annotations
 import math
 import threading
 from pathlib import Path
-from typing import Mapping, Optional, Protocol, Sequence, Union, runtime_checkable
+from typing import Any, Mapping, Optional, Protocol, Sequence, Union, runtime_checkable
 
 import numpy as np
 
+from .engine_identity import EngineIdentity
 from .strictjson import loads as strict_loads
 from .types import PROBABILITY_SUM_TOLERANCE, ClaimVerificationError
 
-__all__ = ["Scorer", "ScriptedScorer", "RecordedScorer", "validate_scores", "Probabilities"]
+__all__ = ["Scorer", "ScriptedScorer", "RecordedScorer", "validate_scores", "engine_of", "Probabilities"]
 
 #: (entailment, contradiction) with neutral = 1 - both, or all three.
 Probabilities = Union[tuple[float, float], tuple[float, float, float]]
@@ -35,11 +36,27 @@ class Scorer(Protocol):
     rows are (entailment, contradiction, neutral) probabilities in the order of
     ``pairs``. Implementations may batch or reorder internally. Optional
     attributes read by the verifier: ``resolved_revision`` (the commit actually
-    loaded).
+    loaded) and ``engine_identity`` (:func:`engine_of`).
     """
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:  # pragma: no cover - protocol
         ...
+
+
+def engine_of(scorer: Any) -> Optional[EngineIdentity]:
+    """``scorer.engine_identity`` when it is an :class:`~verifier.engine_identity.EngineIdentity` (the ONNX
+    engine's, or a proxy's), else ``None`` (docs/audit.md, "Engine identity").
+
+    Raises:
+        ClaimVerificationError: reading it failed (a model that does not load: a model failure, never a status).
+    """
+    try:
+        identity = getattr(scorer, "engine_identity", None)
+    except ClaimVerificationError:
+        raise
+    except Exception as exc:
+        raise ClaimVerificationError(f"scorer's engine_identity failed: {type(exc).__name__}: {exc}") from exc
+    return identity if isinstance(identity, EngineIdentity) else None  # a Mock's made-up attribute names no engine
 
 
 _LABELS = ("entailment", "contradiction", "neutral")

@@ -132,6 +132,7 @@ class ModelDirectory:
         random_weights: a seeded test model whose outputs mean nothing (manifest
             flag, or the test-model builders' marker in ``config.json``).
         config: the parsed, verified ``config.json``.
+        manifest_sha256: sha256 of ``manifest.json`` as read here (it binds every file: the engine identity).
     """
 
     path: Path
@@ -141,7 +142,6 @@ class ModelDirectory:
     permutation: np.ndarray
     random_weights: bool
     config: dict[str, Any] = field(default_factory=dict, repr=False)
-    #: sha256 of ``manifest.json`` as read and verified here (it binds every file: the engine identity).
     manifest_sha256: str = ""
 
     @property
@@ -204,8 +204,7 @@ class ModelDirectory:
                 f"{exc}; a manifest must be the directory's own file, not a link to one elsewhere"
             ) from None
         try:
-            raw = manifest_bytes(model_dir)
-            manifest = parse_manifest(raw)
+            manifest = parse_manifest(raw := manifest_bytes(model_dir))
         except (ValidationError, ValueError, OSError) as exc:
             raise ClaimVerificationError(f"{manifest_path} is not a valid manifest: {one_line(exc)}") from exc
         check_identity(model_dir, manifest, expected_model, expected_revision)
@@ -293,10 +292,6 @@ class ModelDirectory:
             return record, resolve_inside(self.path, name), tampered
         except ValueError as exc:
             raise ClaimVerificationError(f"{tampered}: {exc}") from None
-
-    def model_bytes(self) -> bytes:
-        """The chosen variant's ONNX model, verified (:meth:`read_verified`)."""
-        return self.read_verified(self.model_file)
 
     def verified_model(self) -> "contextlib.AbstractContextManager[Union[str, bytes]]":
         """The chosen variant's model file, for onnxruntime to load (:meth:`verified_file` of :attr:`model_file`)."""
