@@ -226,3 +226,21 @@ def test_the_identity_reads_back(tiny_model_dir: Path) -> None:
     result = verifier.verify_sync(CLAIM, evidence)
     again = ClaimVerification.model_validate_json(result.model_dump_json())
     assert again.engine == result.engine and again.engine is not None and again.engine.digest_matches
+
+
+def test_resume_refuses_a_kept_line_of_another_engine(tiny_int8_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An output holds one engine's records: --resume with other options (here the int8 variant over a float32
+    output) would silently mix two engines' results; the kept line is refused, naming what differs."""
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    argv = ["verify", str(source), "-o", str(out), "--resume", "-q", "--model-dir", str(tiny_int8_dir)]
+    assert cli.main(argv) == 0
+    first = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    out.write_text(first[0], encoding="utf-8")  # an interrupted run: one row kept
+    capsys.readouterr()
+    assert cli.main([*argv, "--variant", "int8"]) == 2
+    err = capsys.readouterr().err
+    assert f"{out} line 1 (id 'a') was scored by another engine than this run's (variant None != 'int8'" in err
+    assert out.read_text(encoding="utf-8") == first[0]  # nothing lost
+    assert cli.main(argv) == 0 and out.read_text(encoding="utf-8").splitlines(keepends=True) == first

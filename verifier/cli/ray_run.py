@@ -58,7 +58,7 @@ from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
 from .reads import command_reads
 from .ray_cluster import DEFAULT_STALL_TIMEOUT, HeadWatch, Stalled, await_capacity, capacity, drain
-from .resume import AppendFile, LazyVerifier, Written, find_row, kept, read_done
+from .resume import AppendFile, LazyVerifier, Written, find_row, kept, read_done, run_engine
 from .check_records import count_records
 from .progress import Progress, counted, use_bar
 
@@ -308,6 +308,7 @@ class _Resume:
             output, ids, config, configuration_digest(config), find_row(source, config, limits, source=source, whole_file=False), source=source,
             truncated=lazy.truncated,
             resolved_revision=self.setup.manifest.resolved_revision if self.setup.manifest is not None else None,
+            engine=run_engine(self.setup),
         )
         self.appender.truncate(keep)
         self.appender.rows_before = len(self.done)

@@ -43,6 +43,7 @@ from ..decision.signing import PublicKey, load_private_key
 from ..options import InputLimits, RuntimeOptions
 from ..strictjson import DuplicateKeyError
 from ..strictjson import loads as strict_loads
+from ..engine_identity import EngineIdentity
 from ..types import SCHEMA_VERSION, ClaimVerificationConfig
 from .bulk import (
     DigestSet,
@@ -198,9 +199,11 @@ class _Done:
         public_key: Optional[PublicKey] = None,
         truncated: Optional[Callable[[list[tuple[str, str]]], Sequence[bool]]] = None,
         resolved_revision: Optional[str] = None,
+        engine: Optional[EngineIdentity] = None,
     ) -> None:
         self.path, self.config, self.digest, self.find, self.source = path, config, configuration_sha256, find, source
         self.public_key, self.truncated, self.resolved_revision = public_key, truncated, resolved_revision
+        self.engine = engine
         self.advice = "remove that line (and any other stale one) from the output, or write to a new -o"
 
     def refuse(self, number: int, what: str, key: Optional[str] = None) -> UsageError:
@@ -263,6 +266,11 @@ class _Done:
         if record.resolved_revision is not None and record.resolved_revision != self.resolved_revision:
             raise self.refuse(number, f"names resolved_revision {record.resolved_revision!r}, but this run's model is at "
                                       f"{self.resolved_revision!r}", key)
+        if record.engine is not None and self.engine is not None and record.engine.digest != self.engine.digest:
+            # an output of one engine only (docs/bulk.md): a kept line of another would be silently mixed in
+            raise self.refuse(number, f"was scored by another engine than this run's ({'; '.join(record.engine.differences(self.engine))}; "
+                                      "the line's first): resume with the options that made it (model directory, --variant, "
+                                      "--padding)", key)
         if self.public_key is not None:  # this run signs: a kept line must be signed by its key, as the run would sign it
             problems = self.public_key.problems(record)
             if problems:
@@ -301,6 +309,20 @@ class _Done:
         return self.refuse(number, f"is stale: it {why}", key)
 
 
+def run_engine(setup: Any) -> Optional[EngineIdentity]:
+    """The engine a run of ``setup`` (:class:`verifier.cli.common.Setup`) loads, named without loading it
+    (``None`` without a manifest it can open: the run's own load then says why)."""
+    from ..engine.engine_identity import identity_for_options
+    from ..types import ClaimVerificationError
+
+    if setup.manifest is None or setup.runtime.model_dir is None:
+        return None
+    try:
+        return identity_for_options(setup.runtime.model_dir, setup.runtime)
+    except ClaimVerificationError:
+        return None
+
+
 def read_done(
     path: Path,
     ids: DigestSet,
@@ -313,6 +335,7 @@ def read_done(
     public_key: Optional[PublicKey] = None,
     truncated: Optional[Callable[[list[tuple[str, str]]], Sequence[bool]]] = None,
     resolved_revision: Optional[str] = None,
+    engine: Optional[EngineIdentity] = None,
 ) -> "tuple[DigestSet, int]":
     """What an earlier ``--resume`` run wrote to ``path``, verified: the ids done and the byte length to keep.
 
@@ -325,6 +348,7 @@ def read_done(
     decided, not taken from the line (a forged line that dropped one was kept).
     ``resolved_revision``: the run's model's (its manifest's); a kept line that names
     another commit is refused (no digest covers it: an edited one was kept).
+    ``engine``: the run's engine identity; a kept line that names another engine is refused.
     A missing or empty file is nothing done; a last line without its newline is
     a torn write and is not counted (the caller truncates the file).
 
@@ -334,7 +358,7 @@ def read_done(
             module docstring), an id that is not in the input, or an id twice.
         Failure: the file cannot be read.
     """
-    checker = _Done(path, config, configuration_sha256, find, source, public_key, truncated, resolved_revision)
+    checker = _Done(path, config, configuration_sha256, find, source, public_key, truncated, resolved_revision, engine)
     digests = bytearray()
     keep = unknown = 0
     for number, raw in _lines(path, option):

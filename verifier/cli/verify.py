@@ -70,7 +70,7 @@ from .reads import command_reads
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .progress import counted, progress_for
 from .render import RunSummary, format_result, format_summary, identity_summary
-from .resume import AppendFile, LazyVerifier, find_row, kept, read_done, signing_key
+from .resume import AppendFile, LazyVerifier, find_row, kept, read_done, run_engine, signing_key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..claim_verifier import ClaimVerifier
@@ -359,6 +359,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
                 source=f"{source}{f' (shard {shard})' if shard.count > 1 else ''}",
                 public_key=signing_key(setup.runtime), truncated=lazy.truncated,
                 resolved_revision=setup.manifest.resolved_revision if setup.manifest is not None else None,
+                engine=run_engine(setup),
             )
             appender.truncate(keep)
             appender.rows_before = len(done)
