@@ -13,6 +13,7 @@ import platform
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from .engine_identity import float32_graph
 from .ov_session import OPENVINO_PROVIDER, openvino_version
 from .manifest import TOKENIZER_NAME
 from .session import effective_config_entries
@@ -121,11 +122,7 @@ def store_bypass_reason(loaded: "LoadedModel", *, variant: Optional[str], paddin
             f"variant {variant!r} runs on OpenVINO, where a pair's bf16 scores can depend on the other pairs of its "
             'padded batch; reusing them needs padding="none" (verify or serve --padding none)'
         )
-    if variant is None:
-        return None
-    record = loaded.manifest.variants.get(variant)
-    description = record.description.lower() if record is not None else ""
-    if description.startswith("float32") and "int8" not in description and "quantiz" not in description:
+    if float32_graph(loaded.manifest, variant):
         return None
     return (
         f"variant {variant!r} is not a float32 graph, so a pair's scores depend on the other pairs of its padded "
