@@ -38,7 +38,8 @@ read; records matched to rows by claim and evidence digests, or line,
 is replayed over the row's passages, answered only with the record's scores;
 without it, what the scores must show for any passages is checked.
 ``--rescore --model-dir DIR`` re-scores every replayed premise with the
-model (exact for float32, the variant's parity gate otherwise), and
+engine the record names (:mod:`verifier.cli.rescore`: exact for float32 or
+``padding none``, else within the variant's recorded run-to-run spread), and
 ``--public-key`` refuses records not signed by that key
 (:mod:`verifier.decision.signing`). docs/audit.md, "What each check proves".
 
@@ -135,9 +136,12 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
                        help="with --inputs: every valid row of it must have a record (exit 1 for each that has none; "
                             "without it a note counts them: a subset such as one --shard's output checks out)")
     audit.add_argument("--rescore", action="store_true",
-                       help="re-score every premise of every record with the model (needs --inputs and --model-dir)")
+                       help="re-score every premise of every record with the engine it names (needs --inputs and "
+                            "--model-dir)")
     audit.add_argument("--model-dir", metavar="DIR", help="the exported model directory to re-score with")
-    audit.add_argument("--variant", metavar="NAME", help="the model directory's variant to re-score with (default: model.onnx)")
+    audit.add_argument("--variant", metavar="NAME",
+                       help="the variant the records must name (default: each record's own engine; a record without "
+                            "an engine identity is re-scored with model.onnx)")
     audit.add_argument("--public-key", metavar="FILE",
                        help="an Ed25519 public key (keygen's .pub): refuse every record not signed by its private key")
     add_limits(parser.add_argument_group("input limits"))
