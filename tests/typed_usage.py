@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Optional
 from uuid import UUID
 
 import numpy as np
 
 from verifier import (
+    EngineIdentity,
     DEFAULT_MODEL,
     DEFAULT_REVISION,
     SCHEMA_VERSION,
@@ -66,6 +68,9 @@ def usage(model_dir: Path, bundle: ContextBundle) -> list[ClaimVerification]:
     more: list[ClaimVerification] = asyncio.run(verifier.verify_many([{"claim": "c", "evidence": evidence}]))
     cited: tuple[ClaimEvidence, ...] = ClaimVerifier.bundle_evidence(bundle, ["m1"])
     stats: dict[str, int] = verifier.stats
+    named: Optional[EngineIdentity] = verifier.engine_identity()  # None: a scripted scorer names no engine
+    loaded: EngineIdentity = OnnxScorer(model_dir).engine_identity
+    differs: list[str] = loaded.differences(loaded) + ([] if one.engine is None else one.engine.differences(loaded))
     assert one.status is ClaimVerificationStatus.SUPPORTED and SCHEMA_VERSION == 3
-    del recorded, checked, cited, stats
+    del recorded, checked, cited, stats, named, differs
     return [one, two, three, four, *many, *more]
