@@ -27,12 +27,17 @@ from verifier.options import RuntimeOptions
 from .facts import host_facts
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: a model directory, how many results, how many repeats."""
+    parser = argparse.ArgumentParser(prog="python -m bench.engine_identity", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("model_dir", type=Path, help="an exported model directory (the smoke model will do)")
+    parser.add_argument("--results", type=int, default=20_000, help="results dumped per repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="repeats (the median is reported)")
+    return parser
+
+
 def main(argv: "list[str] | None" = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model_dir", type=Path)
-    parser.add_argument("--results", type=int, default=20_000)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
 
     loads = []
     for _ in range(args.repeats):

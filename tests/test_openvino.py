@@ -260,6 +260,8 @@ def test_the_fastest_variant_follows_the_measured_ranking_and_what_can_run(tiny_
 
 
 def test_info_says_what_this_cpu_can_run(tiny_bf16_dir: Path) -> None:
+    """Also issue 47: the tiny fixture's bf16 was recorded under the loosened TINY_BF16_GATE, and info called it
+    the fastest *gated* variant; it now says the gate was loosened, against the exporter's default."""
     flags: set[str] = set()
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("flags"):
@@ -272,7 +274,11 @@ def test_info_says_what_this_cpu_can_run(tiny_bf16_dir: Path) -> None:
     listed = section.splitlines()[2].split(":", 1)[1].strip().split(", ")
     assert set(listed) == flags & {"amx_tile", "amx_bf16", "amx_int8", "avx512_bf16", "avx512_vnni", "avx_vnni", "avx512f", "avx2"}
     assert "  bf16: runs here" in section and "  float32 (no variant): runs here" in section
-    assert "fastest gated variant here: bf16 (AVX512-BF16 without AMX" in section or "fastest gated variant here: bf16 (AMX" in section
+    loosened = (f"fastest variant here: bf16, but its gate was loosened past the default (atol {TINY_BF16_GATE['max_abs_logit_diff']:g} "
+                f"> default 0.25, prob gate {TINY_BF16_GATE['max_prob_diff']:g} > default 0.02), so it is not a gated choice (")
+    assert loosened + "AVX512-BF16 without AMX" in section or loosened + "AMX" in section
+    assert "fastest gated variant" not in section
+    assert f"    gate loosened past the default (atol {TINY_BF16_GATE['max_abs_logit_diff']:g} > default 0.25" in out.stdout
     assert "runs on openvino at bf16; compiled for OpenVINO" in out.stdout
 
 
