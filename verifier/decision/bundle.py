@@ -80,7 +80,7 @@ Example:
 from __future__ import annotations
 
 import json
-import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any, Iterable, Mapping, Optional
 from uuid import UUID
@@ -91,6 +91,7 @@ from ..fields import RawReference
 from ..strictjson import loads as strict_loads
 from ..types import ClaimEvidence, EpistemicType, LifecycleState, SourceType
 from ..validation import InputError
+from .citations import CitationIndex, citation_forms, is_cited
 from .packed import BundleTypeError, MemoryBundleRecord, Packed, PackedCandidate, is_memory_bundle, read_memory_bundle
 
 __all__ = [
@@ -103,6 +104,7 @@ __all__ = [
     "citation_forms",
     "is_cited",
     "CitationIndex",
+    "check_candidate_count",
     "bundle_evidence",
 ]
 
@@ -201,14 +203,47 @@ ACCEPTED_BUNDLES = (
 )
 
 
-def packed_bundle(bundle: Any) -> Packed:
+def _over_candidates(max_candidates: int) -> InputError:
+    return InputError(
+        f"bundle has more than {max_candidates} candidates, more than max_bundle_candidates={max_candidates}",
+        field="bundle",
+    )
+
+
+def check_candidate_count(bundle: Any, max_candidates: Optional[int]) -> None:
+    """Refuse a bundle mapping (a :class:`ContextBundle`'s, or a ``MemoryBundle`` dump's) with more than
+    ``max_candidates`` candidates, counted from its lists before any of them is validated (``None``: no bound).
+
+    Anything else (a model, a live ``MemoryBundle``, a malformed mapping) passes: its candidates are counted
+    while they are read (:func:`bundle_evidence`).
+
+    Raises:
+        InputError: over the limit ("more than max_bundle_candidates=N", field ``bundle``).
+    """
+    if max_candidates is None or not isinstance(bundle, Mapping):
+        return
+    candidates = bundle.get("candidates")
+    if isinstance(candidates, (list, tuple)):
+        count = len(candidates)
+    elif "candidates" not in bundle and isinstance(bundle.get("sections"), Mapping):
+        count = sum(len(section) for section in bundle["sections"].values() if isinstance(section, (list, tuple)))
+    else:
+        return
+    if count > max_candidates:
+        raise _over_candidates(max_candidates)
+
+
+def packed_bundle(bundle: Any, *, max_candidates: Optional[int] = None) -> Packed:
     """Any accepted kind of bundle as the context string and candidates the citation rules read.
+
+    ``max_candidates``: a mapping or JSON text with more candidates is refused before they are validated
+    (:func:`check_candidate_count`).
 
     Raises:
         BundleTypeError: not an accepted kind (:data:`ACCEPTED_BUNDLES`); a ``TypeError`` and a ``ValueError``.
         ValueError: malformed JSON text (a repeated key included) or a malformed
             mapping (``pydantic.ValidationError``), or a ``MemoryBundle`` that
-            ``ensure_citable()`` refuses.
+            ``ensure_citable()`` refuses; over ``max_candidates`` (:class:`InputError`).
     """
     if isinstance(bundle, (str, bytes, bytearray)):
         try:
@@ -217,9 +252,11 @@ def packed_bundle(bundle: Any) -> Packed:
             raise ValueError("bundle JSON is nested too deeply") from None
         except json.JSONDecodeError as exc:  # a repeated key included (strictjson.DuplicateKeyError)
             raise ValueError(f"bundle is not valid JSON: {exc}") from None
+    check_candidate_count(bundle, max_candidates)
     if isinstance(bundle, Mapping):
         if "sections" in bundle and "candidates" not in bundle:
-            return read_memory_bundle(MemoryBundleRecord.model_validate(dict(bundle)))
+            packed = read_memory_bundle(MemoryBundleRecord.model_validate(dict(bundle)))
+            return replace(packed, candidates=tuple(packed.candidates))  # lists already, counted above
         bundle = ContextBundle.model_validate(dict(bundle))
     if isinstance(bundle, ContextBundle):
         return Packed(
@@ -232,66 +269,6 @@ def packed_bundle(bundle: Any) -> Packed:
     raise BundleTypeError(
         f"bundle must be {ACCEPTED_BUNDLES}; got {type(bundle).__module__}.{type(bundle).__qualname__}", field="bundle"
     )
-
-
-def citation_forms(reference: str) -> tuple[str, ...]:
-    """The strings whose presence in a rendered context cites ``reference`` (PRME 0.15.0's three).
-
-    Args:
-        reference: a candidate reference, exactly as the bundle names it.
-
-    Returns:
-        ``('"ref"', '[ref]', '"id":"ref"')``. (The third contains the first; it
-        is listed because the reference lists it.)
-    """
-    return (f'"{reference}"', f"[{reference}]", f'"id":"{reference}"')
-
-
-def is_cited(reference: str, rendered_context: str) -> bool:
-    """Whether ``rendered_context`` cites ``reference`` (docs/decision.md §7).
-
-    Args:
-        reference: a candidate reference, exactly as the bundle names it (not stripped).
-        rendered_context: the exact rendered context string.
-
-    Returns:
-        ``True`` when the context contains ``"ref"``, ``[ref]`` or
-        ``"id":"ref"`` (see :func:`citation_forms`). Matching is exact and
-        case-sensitive; a bare ``ref`` without quotes or brackets is not a citation.
-
-    Example:
-        >>> is_cited("M1", '[{"id":"M1","text":"..."}]')
-        True
-        >>> is_cited("M1", "[M10] text")
-        False
-    """
-    return any(form in rendered_context for form in citation_forms(reference))
-
-
-class CitationIndex:
-    """Every citation of one rendered context, found in one pass; :meth:`cites` is :func:`is_cited`.
-
-    A ``"ref"`` form of a reference without a double quote occurs exactly when
-    ``ref`` is the text between two consecutive double quotes; a ``[ref]`` form
-    of a reference without brackets occurs exactly when ``ref`` is the text of
-    an innermost bracket pair. Both sets are built by one scan of the context,
-    so checking thousands of candidates costs one pass over it. References with
-    quotes or brackets fall back to a substring search of their forms (same
-    answer, slower).
-    """
-
-    _INNERMOST = re.compile(r"\[([^\[\]]*)\]")
-
-    def __init__(self, rendered_context: str) -> None:
-        self._context = rendered_context
-        self._quoted = frozenset(rendered_context.split('"')[1:-1])
-        self._bracketed = frozenset(match.group(1) for match in self._INNERMOST.finditer(rendered_context))
-
-    def cites(self, reference: str) -> bool:
-        """Whether the context cites ``reference`` (exactly :func:`is_cited`)."""
-        if not any(char in reference for char in '"[]'):
-            return reference in self._quoted or reference in self._bracketed
-        return any(form in self._context for form in citation_forms(reference))
 
 
 def _too_many(max_evidence: int) -> InputError:
@@ -361,13 +338,20 @@ def bundle_evidence(
         ...
         ValueError: bundle was rendered without citations: none of its candidate references ('M1') appears in rendered_context as "ref", [ref] or "id":"ref"
     """
-    packed = packed_bundle(bundle)
-    index = CitationIndex(packed.context)
-    if packed.require_citations and isinstance(packed.candidates, tuple) and packed.candidates and not any(
-        index.cites(c.reference) for c in packed.candidates
+    packed = packed_bundle(bundle, max_candidates=max_candidates)
+    candidates: Iterable[PackedCandidate] = packed.candidates
+    if isinstance(candidates, (tuple, list)):  # read already: counted before the context is scanned
+        if max_candidates is not None and len(candidates) > max_candidates:
+            raise _over_candidates(max_candidates)
+        known = [candidate.reference for candidate in candidates]
+    else:  # read lazily (a live MemoryBundle): found while read, each candidate not in context_references looked up
+        known = []
+    index = CitationIndex(packed.context, [*known, *packed.references])
+    if packed.require_citations and isinstance(candidates, tuple) and candidates and not any(
+        index.cites(c.reference) for c in candidates
     ):
-        names = ", ".join(repr(candidate.reference) for candidate in packed.candidates[:5])
-        more = f" and {len(packed.candidates) - 5} more" if len(packed.candidates) > 5 else ""
+        names = ", ".join(repr(candidate.reference) for candidate in candidates[:5])
+        more = f" and {len(candidates) - 5} more" if len(candidates) > 5 else ""
         raise ValueError(
             "bundle was rendered without citations: none of its candidate references "
             f'({names}{more}) appears in rendered_context as "ref", [ref] or "id":"ref"'
@@ -376,12 +360,9 @@ def bundle_evidence(
     evidence: list[ClaimEvidence] = []
     seen: set[UUID] = set()
     carried: set[UUID] = set()  # memory ids of every candidate read (for the context_references check)
-    for read, candidate in enumerate(packed.candidates, start=1):
+    for read, candidate in enumerate(candidates, start=1):
         if max_candidates is not None and read > max_candidates:
-            raise InputError(
-                f"bundle has more than {max_candidates} candidates, more than max_bundle_candidates={max_candidates}",
-                field="bundle",
-            )
+            raise _over_candidates(max_candidates)
         if packed.references:
             carried.add(candidate.memory_id)
         if candidate.memory_id in seen or candidate.rendered_text is None:
