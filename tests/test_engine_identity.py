@@ -52,6 +52,7 @@ def test_a_record_names_its_engine_from_the_files_that_ran(tiny_model_dir: Path,
     """The identity's parts are the directory's: the manifest's sha256, the graph's and tokenizer's recorded
     digests, the runtime's version; its digest is the sha256 of the canonical JSON of the other parts."""
     import onnxruntime
+    import tokenizers
 
     _, _, records = _verify(tmp_path, tiny_model_dir)
     manifest_bytes = (tiny_model_dir / "manifest.json").read_bytes()
@@ -61,6 +62,7 @@ def test_a_record_names_its_engine_from_the_files_that_ran(tiny_model_dir: Path,
     assert (engine["graph_file"], engine["graph_sha256"]) == ("model.onnx", manifest["files"]["model.onnx"]["sha256"])
     assert engine["tokenizer_sha256"] == manifest["files"]["tokenizer.json"]["sha256"]
     assert (engine["runtime"], engine["runtime_version"]) == ("onnxruntime", onnxruntime.__version__)
+    assert engine["tokenizers_version"] == tokenizers.__version__
     assert (engine["variant"], engine["precision"], engine["padding"]) == (None, "float32", "batched")
     assert engine["providers"] == ["CPUExecutionProvider"] and engine["graph_optimization_level"] == "all"
     assert engine["digest"] == _canonical_sha256({key: value for key, value in engine.items() if key != "digest"})
@@ -244,3 +246,21 @@ def test_resume_refuses_a_kept_line_of_another_engine(tiny_int8_dir: Path, tmp_p
     assert f"{out} line 1 (id 'a') was scored by another engine than this run's (variant None != 'int8'" in err
     assert out.read_text(encoding="utf-8") == first[0]  # nothing lost
     assert cli.main(argv) == 0 and out.read_text(encoding="utf-8").splitlines(keepends=True) == first
+
+
+def test_rescore_says_when_the_record_ran_another_runtime_version(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another onnxruntime or tokenizers version is not another engine for --rescore (the scores decide), but
+    the note says which versions scored and re-scored the record."""
+    import onnxruntime
+
+    source, _, records = _verify(tmp_path, tiny_model_dir)
+    older = json.loads(json.dumps(records[0]))
+    older["engine"]["runtime_version"] = "1.0.0"
+    older["engine"]["digest"] = _canonical_sha256({k: v for k, v in older["engine"].items() if k != "digest"})
+    path = _write(tmp_path / "older.jsonl", [older])
+    capsys.readouterr()
+    assert cli.main(["check", str(path), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_model_dir)]) == 0
+    assert (f"equal exactly (scored with onnxruntime 1.0.0, tokenizers {older['engine']['tokenizers_version']}; re-scored with "
+            f"{onnxruntime.__version__}") in capsys.readouterr().err

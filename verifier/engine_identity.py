@@ -41,7 +41,8 @@ _Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r
 #: The parts that decide a pair's scores wherever the engine runs: two engines that agree on these
 #: give the same scores on one CPU (exactly, for a float32 graph or ``padding="none"``), whatever
 #: else of their directories differs (a variant added later rewrites ``manifest.json``, not a score).
-#: ``runtime_version`` and ``padding`` are compared separately (``check --rescore``: docs/audit.md).
+#: ``runtime_version``, ``tokenizers_version`` and ``padding`` are compared separately (``check --rescore``:
+#: docs/audit.md).
 SCORE_FIELDS: tuple[str, ...] = (
     "model", "revision", "variant", "graph_file", "graph_sha256", "tokenizer_sha256",
     "runtime", "precision", "graph_optimization_level", "providers",
@@ -73,6 +74,7 @@ class EngineIdentity(BaseModel):
         graph_file: the file that ran (an ONNX graph, or OpenVINO's compiled model).
         graph_sha256: its sha256, as the manifest records it and the load verified it.
         tokenizer_sha256: ``tokenizer.json``'s sha256.
+        tokenizers_version: the version of the ``tokenizers`` library that reads it.
         runtime: the kernel library: ``"onnxruntime"`` or ``"openvino"``.
         runtime_version: that library's version string.
         precision: ``"float32"``, ``"int8"`` or ``"bf16"`` (what the arithmetic runs in); ``"unknown"``
@@ -94,6 +96,7 @@ class EngineIdentity(BaseModel):
     graph_file: _Name
     graph_sha256: _Sha256
     tokenizer_sha256: _Sha256
+    tokenizers_version: _Name
     runtime: Literal["onnxruntime", "openvino"]
     runtime_version: _Name
     precision: Literal["float32", "int8", "bf16", "unknown"]

@@ -65,8 +65,6 @@ class Rescorer:
         self.model_dir, self.asked_variant, self.manifest = model_dir, variant, manifest
         self.model, self.revision = manifest.model, manifest.revision
         self.pairs_scored = 0
-        #: Records scored with another runtime version than this check's (the scores decided; noted).
-        self.other_runtime_versions = 0
         self._engines: dict[tuple[Optional[str], str], _Engine] = {}
 
     def _build(self, variant: Optional[str], level: str) -> Any:
@@ -144,8 +142,10 @@ class Rescorer:
                 f"so a batched record of it cannot be held to one: rebuild it (python -m export.variants {self.model_dir} "
                 f"--variants {identity.variant} --overwrite-variants), or verify with --padding none, whose records are exact"
             ]
-        if identity.runtime_version != engine.identity.runtime_version:
-            self.other_runtime_versions += 1
+        mine = (engine.identity.runtime_version, engine.identity.tokenizers_version)
+        if (identity.runtime_version, identity.tokenizers_version) != mine:  # said in the note; the scores decide
+            why += (f" (scored with {identity.runtime} {identity.runtime_version}, tokenizers {identity.tokenizers_version}; "
+                    f"re-scored with {mine[0]}, tokenizers {mine[1]})")
         return _Hold(engine, tolerance, why), []
 
     def compare(self, result: ClaimVerification, pairs: Sequence[ReplayedPair]) -> tuple[list[str], str]:

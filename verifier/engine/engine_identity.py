@@ -76,6 +76,12 @@ def runtime_version(runtime: str) -> str:
     return str(onnxruntime.__version__)
 
 
+def _tokenizers_version() -> str:
+    import tokenizers  # type: ignore[import-untyped,unused-ignore]
+
+    return str(tokenizers.__version__)
+
+
 def engine_identity(
     directory: "ModelDirectory",
     *,
@@ -109,6 +115,7 @@ def engine_identity(
         graph_file=directory.model_file,
         graph_sha256=manifest.files[directory.model_file].sha256,
         tokenizer_sha256=tokenizer.sha256,
+        tokenizers_version=_tokenizers_version(),
         runtime=runtime,
         runtime_version=runtime_version(runtime),
         precision=precision_of(manifest, variant),
