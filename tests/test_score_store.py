@@ -519,3 +519,21 @@ def test_ray_workers_use_the_store(tiny_model_dir: Path, tmp_path: Path) -> None
         results.append(worker(table).to_pylist())
         stats = worker.verifier.scorer.stats  # type: ignore[attr-defined]
     assert results[0] == results[1] and stats.store_misses == 0 and stats.store_hits > 0
+
+
+def test_the_key_holds_the_tokenizers_version(tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug (issue 49 item 6): the key omitted the tokenizers library's version, so a store written under one release
+    answered under another, whose token ids for the same tokenizer.json may differ. Now that is a miss."""
+    import tokenizers
+
+    store = tmp_path / "scores.sqlite"
+    pairs = _pairs(4)
+    OnnxScorer(tiny_model_dir, score_cache=store).score(pairs)
+    monkeypatch.setattr(tokenizers, "__version__", tokenizers.__version__ + ".other")
+    other = OnnxScorer(tiny_model_dir, score_cache=store)
+    other.score(pairs)
+    assert (other.stats.store_hits, other.stats.store_misses) == (0, 4)
+    monkeypatch.undo()
+    again = OnnxScorer(tiny_model_dir, score_cache=store)
+    again.score(pairs)
+    assert (again.stats.store_hits, again.stats.store_misses) == (4, 0)

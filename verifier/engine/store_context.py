@@ -53,6 +53,15 @@ def _onnxruntime_version() -> Optional[str]:
     return str(onnxruntime.__version__)
 
 
+def _tokenizers_version() -> Optional[str]:
+    """The ``tokenizers`` library's version: it turns text into the token ids the model sees."""
+    try:
+        import tokenizers  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:  # pragma: no cover - the engine needs it
+        return None
+    return str(tokenizers.__version__)
+
+
 def score_context(loaded: "LoadedModel", *, variant: Optional[str], padding: str, session: "SessionSettings") -> dict[str, Any]:
     """Everything besides the pair that determines a pair's logits, as a JSON-ready dict."""
     manifest = loaded.manifest
@@ -64,6 +73,9 @@ def score_context(loaded: "LoadedModel", *, variant: Optional[str], padding: str
         "model_file": loaded.directory.model_file,
         "variant": variant,
         "tokenizer_sha256": tokenizer.sha256 if tokenizer is not None else None,
+        # the same tokenizer.json read by another tokenizers release may give other ids (a fix, a new
+        # normalizer): its version joins the key, so such a store misses instead of answering
+        "tokenizers": _tokenizers_version(),
         "attention": manifest.attention,
         "max_length": manifest.max_length,
         "truncation": TRUNCATION,
