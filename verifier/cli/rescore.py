@@ -125,10 +125,13 @@ class Rescorer:
                           f"(it holds {sorted(self.manifest.variants) or 'no variant'})"]
         engine = self._engine_for(identity.variant, identity.graph_optimization_level)
         if engine.identity is None:
-            directory = ModelDirectory.open(self.model_dir, identity.variant)
-            engine.identity = engine_identity(
-                directory, padding="none", graph_optimization_level=identity.graph_optimization_level
-            )
+            try:
+                directory = ModelDirectory.open(self.model_dir, identity.variant)
+                engine.identity = engine_identity(
+                    directory, padding="none", graph_optimization_level=identity.graph_optimization_level
+                )
+            except ClaimVerificationError as exc:  # e.g. the variant's gate failed, or its runtime is missing here
+                return None, [f"--model-dir {self.model_dir} cannot re-score the record's engine: {exc}"]
         differences = identity.differences(engine.identity, SCORE_FIELDS)
         if differences:
             return None, [
