@@ -18,7 +18,13 @@ loads a model, and torch/transformers never.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
+
+#: onnxruntime's telemetry (1DS on Linux and macOS since 1.2x) writes a device id and queued events under the
+#: user's cache directory from its first import on; set before that import, this turns all of it off
+#: (docs/security.md, "Network"). A value the user set, "0" included, is left as it is.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 from .clash import DISTRIBUTION as __distribution__, warn_if_shared
 

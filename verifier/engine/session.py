@@ -191,6 +191,8 @@ def create_session(
     """
     import onnxruntime as ort
 
+    if os.environ.get("ORT_DISABLE_TELEMETRY") == "1":  # onnxruntime imported before verifier: at least no session events
+        ort.disable_telemetry_events()
     check_providers(providers)
     source: Union[bytes, str] = model if isinstance(model, bytes) else os.fspath(model)
     name = where if where is not None else (source if isinstance(source, str) else "<model bytes>")
