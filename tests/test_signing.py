@@ -230,3 +230,26 @@ def test_only_the_canonical_base64_of_a_signature_verifies(
         assert "the signature value is not the canonical base64 of a 64-byte signature" in capsys.readouterr().err
     signed.write_text(json.dumps(record) + "\n", encoding="utf-8")
     assert cli.main(["check", str(signed), "--public-key", str(public), "-q"]) == 0
+
+
+def test_an_unsigned_error_row_in_place_of_a_signed_result_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest_only_model_dir: Path
+) -> None:
+    """Issue 49 item 6: error rows are not signed, so a signed result replaced by a made-up error row passed
+    check --public-key with no word. The summary now says the error rows carry no signature, and --inputs
+    catches the swap (the row it names is valid)."""
+    private, public = _keys(tmp_path)
+    source, signed = tmp_path / "in.jsonl", tmp_path / "signed.jsonl"
+    rows = [ROW, {**ROW, "id": "r2"}]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert cli.main(["verify", str(source), "-o", str(signed), "-q", "--output-format", "envelope",
+                     "--sign-key", str(private)], make_verifier=_scripted) == 0
+    first, second = signed.read_text(encoding="utf-8").splitlines()
+    error = {"field": "claim", "message": "claim is empty", "unit": "line"}
+    signed.write_text(first + "\n" + json.dumps({"id": "r2", "line": 2, "error": error}) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["check", str(signed), "--public-key", str(public)]) == 0
+    assert "1 error row (skipped input rows) holds no result and no signature: --public-key proves results only" in (
+        capsys.readouterr().err)
+    assert cli.main(["check", str(signed), "--public-key", str(public), "--inputs", str(source), "-q"]) == 1
+    assert f"{signed} line 2: an error row for line 2, but --inputs has no invalid row there" in capsys.readouterr().err

@@ -427,6 +427,9 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
                         f"hold{'s' if tally.errors == 1 else ''} no result")
             if tally.wrong_errors:
                 summary += f", {tally.wrong_errors} of them not the error its --inputs row has"
+            if audit.public_key is not None and audit.cursor is None:  # docs/audit.md, "Signatures"
+                summary += (" and no signature: --public-key proves results only (--inputs ties each error row "
+                            "to the invalid input row it reports)")
         if tally.missing:
             summary += f"; {tally.missing} row{'s' if tally.missing != 1 else ''} of {args.inputs} without a record"
         err(summary)
