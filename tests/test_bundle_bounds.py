@@ -13,7 +13,8 @@ import re
 import sys
 import threading
 import tracemalloc
-from typing import Any
+from types import FrameType
+from typing import Any, Optional
 from uuid import UUID
 
 import pytest
@@ -120,7 +121,8 @@ def _large_bundle_request() -> dict[str, Any]:
 
 def _reading_a_bundle() -> bool:
     """Whether some thread of this process is inside :func:`bundle_evidence` now (the server runs in a thread)."""
-    for frame in sys._current_frames().values():
+    for top in sys._current_frames().values():
+        frame: Optional[FrameType] = top
         while frame is not None:
             if frame.f_code is bundle_evidence.__code__:
                 return True

@@ -149,15 +149,15 @@ class _Automaton:
         count = len(children)
         fail = array("l", bytes(8 * count))
         output = array("l", bytes(8 * count))  # the nearest node down the fail chain where a form ends (0: none)
-        queue = [edges[token] for token in children[0]]
+        queue = [edges[key] for key in children[0]]
         for node in queue:  # breadth first: a node's fail link is set before its children's
-            for token in children[node]:
-                child = edges[node * width + token]
+            for key in children[node]:
+                child = edges[node * width + key]
                 queue.append(child)
                 back = fail[node]
-                while back and back * width + token not in edges:
+                while back and back * width + key not in edges:
                     back = fail[back]
-                target = edges.get(back * width + token, 0)
+                target = edges.get(back * width + key, 0)
                 fail[child] = target if target != child else 0
                 output[child] = target if target in self.ends else output[target]
         self.edges, self.fail, self.output, self.ids, self.count = edges, fail, output, ids, count
