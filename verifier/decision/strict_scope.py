@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import AbstractSet, Optional, Sequence
 
-from .guards import UNCERTAINTY
+from .guards import UNCERTAINTY, UNVERIFIED
 from .strict_approval import approval_marks, claim_about_approval
 from .strict_frames import Finding, Marks, Sentence, frame_marks, has_correction_cue, mode_cue, sentences, support_targets
 from .strict_text import (
@@ -171,6 +171,60 @@ def _attribution_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -
     return marks
 
 
+# ---------------------------------------------------------------- hedges of a neighbouring sentence
+
+#: What puts a statement in doubt without stating anything: not verified, unconfirmed, can't vouch for, not
+#: sure, a doubt, a rumour, may be wrong, nobody confirmed.
+_HEDGE_CORE = (
+    r"(?:(?:not|never|isn't|wasn't|hasn't|haven't|(?:has|have|is|was|are|were)\s+not|yet\s+to\s+be|still\s+to\s+be)"
+    r"(?:\s+(?:yet|been|be|fully|independently|officially))*\s+(?:verified|confirmed|checked|corroborated|substantiated|"
+    r"validated|proven)|un(?:verified|confirmed|corroborated|substantiated|proven)|"
+    r"(?:can't|cannot|can\s+not|couldn't|could\s+not|won't|will\s+not)\s+(?:vouch|confirm|verify|guarantee|swear)|"
+    r"not\s+(?:sure|certain)|unsure|uncertain|unclear|doubt(?:s|ful)?|grain\s+of\s+salt|rumou?r(?:ed|s)?|hearsay|"
+    r"speculation|speculative|(?:may|might|could)\s+(?:be|turn\s+out)\s+(?:wrong|false|inaccurate|outdated)|"
+    r"(?:nobody|no\s+one)\s+(?:has\s+)?(?:confirmed|verified|checked))"
+)
+_HEDGE_ANYWHERE = re.compile(r"\b" + _HEDGE_CORE + r"\b", _I)
+#: A hedge that is the whole sentence, subject left out ("Not verified yet.", "Unconfirmed:", "Still unclear.").
+_HEDGE_FRAGMENT = re.compile(
+    r"^\W*(?:(?:but|and|still|so\s+far|as\s+yet|yet|all)\W+)*" + _HEDGE_CORE
+    + r"(?:\W+(?:yet|so\s+far|though|still|either|at\s+all|for\s+now|as\s+of\s+now|by\s+any(?:one|body)|independently|"
+    r"officially|really|entirely|fully))*\W*$", _I,
+)
+#: A word pointing at another sentence: "this", "these", "those", "that" as a pronoun, a closing "it" ("I doubt it").
+_POINTER = re.compile(r"\b(?:this|these|those|the\s+following|(?:the\s+)?(?:above|below))\b|\bthat(?:\W*$|\s+(?:is|was|one|part|claim|"
+                      r"report|bit|last\s+part)\b)|\bit\W*$", _I)
+#: A sentence that ends on a colon or a dash introduces the next one.
+_INTRODUCES = re.compile(r"(?:[:\u2014\u2013]|\s-)\s*$")
+#: Words a pointing hedge may have at most: a longer sentence says something of its own.
+_POINTING_WORDS = 10
+
+
+def _pointing_hedge_marks(found: Sequence[Sentence], claim_stems: frozenset[str]) -> tuple[Marks, Marks]:
+    """The sentences a hedge of its own sentence points at (docs/policy.md, "Scope"): a short sentence without
+    claim content that puts something in doubt ("Not verified yet.", "I can't vouch for this.", "This is
+    unconfirmed.") marks the sentences next to it in its passage; one ending on a colon or a dash
+    ("Unconfirmed:", "I can't vouch for this —") only the next. A hedge with a subject of its own ("Budget is
+    not confirmed yet.") points at nothing. The marks of hedges the recheck kept, and of those it dropped
+    (a ``framing_dropped`` veto: the recheck left the frame out of the support)."""
+    kept: Marks = {}
+    dropped: Marks = {}
+    for index, sentence in enumerate(found):
+        if sentence.words & claim_stems or len(sentence.text.split()) > _POINTING_WORDS:
+            continue
+        text = sentence.text
+        if not _HEDGE_ANYWHERE.search(text):
+            continue
+        forward = bool(_INTRODUCES.search(text))
+        if not (forward or _HEDGE_FRAGMENT.search(text) or _POINTER.search(text)):
+            continue
+        marks = kept if sentence.kept else dropped
+        for other in (index + 1,) if forward else (index - 1, index + 1):
+            if 0 <= other < len(found) and found[other].passage == sentence.passage and found[other].words & claim_stems:
+                marks.setdefault(other, []).append((0, len(found[other].text), text.strip()))
+    return kept, dropped
+
+
 # ---------------------------------------------------------------- speech acts
 
 
@@ -203,12 +257,14 @@ def _states(clean: _Unit, carried: frozenset[str], subject: frozenset[str], clai
 
 
 def _units(
-    found: Sequence[Sentence], modes: frozenset[str], marks: Marks, claim_stems: frozenset[str], targets: AbstractSet[int]
+    found: Sequence[Sentence], modes: frozenset[str], marks: Marks, claim_stems: frozenset[str], targets: AbstractSet[int],
+    framed: Optional[Marks] = None,
 ) -> list[_Unit]:
     """The clauses that hold claim stems, with their problem: a clause without any can neither
     carry the claim's content nor state it, so it is not read (linear, cheap on long passages).
     An offending clause outside the support sentences (``targets``) is left out: it neither
-    vetoes nor states anything."""
+    vetoes nor states anything. ``framed``: spans a frame the recheck dropped governs
+    (``framing_dropped`` where nothing else offends)."""
     units = []
     for index, sentence in enumerate(found):
         if not sentence.words & claim_stems:
@@ -229,13 +285,17 @@ def _units(
             if not clause_stems & claim_stems:
                 continue
             marked = [trigger for a, b, trigger in marks.get(index, ()) if a < end and start < b]
+            frames = [trigger for a, b, trigger in (framed or {}).get(index, ()) if a < end and start < b]
             # A question is put by its sentence, or after a speaker's label ("ravi: did the backup
             # run"): a clause opening "was released by …" after an apposition is no question.
             before = sentence.text[:start].rstrip()
             labelled = before.endswith(":") and opens_question(sentence.text[start:])  # the rest: it may end in "."
             asked = question | (frozenset({QUESTION}) if labelled else frozenset())
             bad = bool(marked) or not modes_compatible(unit_modes(clause, questions=False) | asked, modes)
-            if bad and not target:
+            if (bad or frames) and not target:
+                continue
+            if not bad and frames:
+                units.append(_Unit(clause_stems, DROPPED, False, sentence=index, trigger=frames[0]))
                 continue
             trigger = marked[0] if marked else (sentence.text if question else clause) if bad else ""
             units.append(
@@ -262,13 +322,17 @@ def speech_act_problem(claim: str, modes: frozenset[str], found: Sequence[Senten
         sources.append(_question_marks(found))
     if attribution:
         sources.append(_attribution_marks(found, claim_stems))
+    framed: Marks = {}
+    if not modes & {UNCERTAINTY, UNVERIFIED}:
+        pointed, framed = _pointing_hedge_marks(found, claim_stems)
+        sources.append(pointed)
     if not claim_about_approval(claim):
         sources.append(approval_marks(found, claim_stems))
     for source in sources:
         for index, spans in source.items():
             marks.setdefault(index, []).extend(spans)
     targets = set(support_targets(claim_stems, found))
-    units = _units(found, modes, marks, claim_stems, targets)
+    units = _units(found, modes, marks, claim_stems, targets, framed)
     clean = [unit for unit in units if unit.problem is None and not unit.negated]
     subject = claim_subject(claim)
     stated: dict[frozenset[str], bool] = {}  # by carried stems: one scan of the clean clauses each
