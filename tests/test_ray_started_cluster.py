@@ -11,6 +11,7 @@ Needs the ``ray`` extra; skipped without it. Slow: a head node, then a driver pe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -54,38 +55,65 @@ class Head:
         self.address, self.env = address, env
 
 
-@pytest.fixture(scope="module")
-def head() -> Iterator[Head]:
-    temp = Path(tempfile.mkdtemp(prefix="rh", dir="/tmp"))  # short: Ray's socket paths must stay under 108 bytes
-    env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
-    env.update(RAY_TMPDIR=str(temp), RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
-    port = _free_port()
+def _environment(temp: Path, nodes: bool = False) -> dict[str, str]:
+    """A process's environment here: Ray's temporary directory ``temp``; one node's loopback address kept as
+    given (Ray would put the machine's outward IP for 127.0.0.1), unless ``nodes``: addresses other than
+    127.0.0.1, which need Ray's multi-node mode (token authentication on)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
+    env.update({"RAY_TMPDIR": str(temp), "RAY_AUTH_MODE": "token"} if nodes else {"RAY_TMPDIR": str(temp), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"})
+    return env
+
+
+@contextlib.contextmanager
+def ray_start(temp: Path, *options: str, ip: str = "127.0.0.1", nodes: bool = False) -> Iterator[subprocess.Popen[bytes]]:
+    """``ray start --block OPTIONS`` on ``ip`` in Ray's temporary directory ``temp``, in a session of its own
+    (``nodes``: :func:`_environment`'s); stopped by SIGTERM (--block: it ends what it started), then
+    whatever is left of its process group SIGKILLed."""
     ray_exe = str(Path(sys.executable).with_name("ray"))
-    log = temp / "head.log"
-    with log.open("w") as handle:
+    env = _environment(temp, nodes)
+    with (temp / f"ray-start-{time.monotonic_ns()}.log").open("w") as log:
         process = subprocess.Popen(
-            [ray_exe, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
-             "--include-dashboard", "false", "--disable-usage-stats"],
-            env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
+            [ray_exe, "start", "--block", "--node-ip-address", ip, "--disable-usage-stats", *options],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
-        marker = temp / "ray" / "ray_current_cluster"
-        deadline = time.monotonic() + 120
-        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if not marker.exists():
-            process.kill()
-            process.wait(timeout=30)
-            pytest.fail(f"ray start --head did not come up: {log.read_text()[-2000:]}")
-        yield Head(marker.read_text().strip(), env)  # the address it recorded, as `ray status` shows it
+        yield process
     finally:
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)  # --block: ray start ends the processes it started
+            process.send_signal(signal.SIGTERM)
             try:
                 process.wait(timeout=60)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=30)
+                pass
+        with contextlib.suppress(ProcessLookupError):  # whatever of its group is left
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+
+def _started_head(temp: Path, process: subprocess.Popen[bytes], port: str, nodes: bool = False) -> Head:
+    """The head ``ray start --head --port PORT`` started, once it recorded its address."""
+    marker = temp / "ray" / "ray_current_cluster"
+
+    def up() -> bool:
+        return marker.exists() and marker.read_text().strip().endswith(f":{port}")
+
+    deadline = time.monotonic() + 120
+    while not up() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not up():
+        logs = "".join(path.read_text() for path in temp.glob("ray-start-*.log"))
+        pytest.fail(f"ray start --head did not come up: {logs[-2000:]}")
+    return Head(marker.read_text().strip(), _environment(temp, nodes))  # the address it recorded, as `ray status` shows it
+
+
+@pytest.fixture(scope="module")
+def head() -> Iterator[Head]:
+    temp = Path(tempfile.mkdtemp(prefix="rh", dir="/tmp"))  # short: Ray's socket paths must stay under 108 bytes
+    try:
+        port = str(_free_port())
+        with ray_start(temp, "--head", "--port", port, "--num-cpus", "2", "--include-dashboard", "false") as process:
+            yield _started_head(temp, process, port)
+    finally:
         shutil.rmtree(temp, ignore_errors=True)
 
 
@@ -98,6 +126,20 @@ def job(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> dict[
     local = root / "local.jsonl"
     assert cli.main(["verify", str(source), "-o", str(local), "--model-dir", str(tiny_model_dir), "--resume", "-q"]) == 0
     return {"root": root, "source": source, "lines": sorted(local.read_text(encoding="utf-8").splitlines(keepends=True))}
+
+
+def _wait_for_cpus(head: Head, cpus: int) -> None:
+    """Wait until the cluster at ``head`` has ``cpus`` CPUs (a node joined)."""
+    probe = ("import sys, ray; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False); "
+             "print(int(ray.cluster_resources().get('CPU', 0)))")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        done = subprocess.run([sys.executable, "-c", probe, head.address], env=head.env,
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        if done.returncode == 0 and done.stdout.strip().splitlines()[-1:] == [str(cpus)]:
+            return
+        time.sleep(1)
+    pytest.fail(f"the cluster at {head.address} did not get {cpus} CPU(s)")
 
 
 def _verify(head: Head, cwd: Path, *argv: str, token: bool = False) -> subprocess.CompletedProcess[str]:
@@ -221,3 +263,78 @@ def test_sigterm_to_a_cluster_driver_says_what_is_kept_and_exits_143(
     assert stderr.rstrip().splitlines()[-2:] == [
         f"nothing was written to {outdir} (with --resume -o FILE a failed job keeps its finished rows)", "terminated"]
     assert not outdir.exists() and not [path for path in tmp_path.iterdir() if path.name.startswith(".outdir.")]
+
+
+def _heavy_row(n: int) -> dict[str, Any]:
+    """A claim with 5 passages of about 400 tokens each: a job of a few hundred lasts long enough to lose the head in."""
+    evidence = [{"reference": f"M{k}", "memory_id": str(uuid.UUID(int=8 * n + k + 1)),
+                 "text": " ".join(f"The launch moved to day {(n + k + j) % 5} after review {j}." for j in range(40))}
+                for k in range(5)]
+    return {"id": f"h{n}", "claim": f"The launch is on day {n % 7}.", "evidence": evidence}
+
+
+def test_a_lost_head_ends_the_driver_with_what_is_kept_and_the_same_command_finishes(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Regression (issue 48, item 2): with the head's processes SIGKILLed mid-job (a head of no CPUs on
+    127.0.0.2, the node running the actor and the driver on 127.0.0.1), the driver's last words
+    were Ray's ("Failed to connect to GCS within 60 seconds ... The program will terminate"), after dozens
+    of "Failed to push error to driver", with no word on what -o keeps, and a directory job left its
+    staging directory. Now the driver gives up first: what -o keeps (or the staging directory removed),
+    exit 1; with a head back, the same command finishes the output with exactly the local lines."""
+    many = [_heavy_row(n) for n in range(1200)]
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in many), encoding="utf-8")
+    local = tmp_path / "local.jsonl"
+    assert cli.main(["verify", str(source), "-o", str(local), "--model-dir", str(tiny_model_dir), "--resume", "-q"]) == 0
+    temp = Path(tempfile.mkdtemp(prefix="rl", dir="/tmp"))
+    out, outdir = tmp_path / "out.jsonl", tmp_path / "outdir"
+    try:
+        for target, extra in ((out, ["--resume"]), (outdir, [])):
+            port = str(_free_port())
+            with ray_start(temp, "--head", "--port", port, "--num-cpus", "0", "--include-dashboard", "false",
+                           ip="127.0.0.2", nodes=True) as head_process, contextlib.ExitStack() as node:
+                started = _started_head(temp, head_process, port, nodes=True)
+                node.enter_context(ray_start(temp, "--address", started.address, "--num-cpus", "1", nodes=True))
+                _wait_for_cpus(started, 1)
+                argv = [sys.executable, "-m", "verifier", "verify", str(source), "-o", str(target), *extra, "--engine", "ray",
+                        "--workers", "1", "--address", started.address, "--model-dir", str(tiny_model_dir),
+                        "--rows-per-batch", "16", "-q"]
+                job = subprocess.Popen(argv, cwd=tmp_path, env={**started.env, "CLAIM_VERIFIER_RAY_HEAD_LOST_AFTER": "10"},
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                try:
+                    deadline = time.monotonic() + RUN_TIMEOUT
+
+                    def written() -> bool:
+                        if target == out:
+                            return out.exists() and out.stat().st_size > 0
+                        return any(path.name.startswith(".outdir.") and any(path.iterdir()) for path in tmp_path.iterdir() if path.is_dir())
+
+                    while not written() and job.poll() is None and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    assert job.poll() is None, job.communicate()[1][-3000:]
+                    os.killpg(head_process.pid, signal.SIGKILL)  # the head machine is gone
+                    lost = time.monotonic()
+                    _, stderr = job.communicate(timeout=RUN_TIMEOUT)
+                finally:
+                    job.kill()
+                assert time.monotonic() - lost < 45, stderr[-3000:]  # given up after 10 s, well before Ray's own 60 s
+                last = stderr.rstrip().splitlines()[-1]
+                assert job.returncode == 1, stderr[-3000:]
+                assert last.startswith(f"error: lost the Ray cluster's head at {started.address}: no answer for "), last
+                if target == out:
+                    kept = len(out.read_text(encoding="utf-8").splitlines())
+                    assert 0 < kept < len(many)
+                    assert last.endswith(f"; {out} keeps the {kept} rows written so far: run the same command again once that is fixed"), last
+                else:
+                    assert last.endswith(f"; nothing was written to {outdir} (with --resume -o FILE a failed job keeps its finished rows)"), last
+                    assert not outdir.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".outdir.")]
+        port = str(_free_port())
+        with ray_start(temp, "--head", "--port", port, "--num-cpus", "1", "--include-dashboard", "false") as head_process:
+            started = _started_head(temp, head_process, port)
+            finished = _verify(started, tmp_path, str(source), "-o", str(out), "--resume", "--address", "auto",
+                               "--model-dir", str(tiny_model_dir))
+            assert finished.returncode == 0, finished.stderr[-3000:]
+        assert sorted(out.read_text(encoding="utf-8").splitlines(keepends=True)) == sorted(local.read_text(encoding="utf-8").splitlines(keepends=True))
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)

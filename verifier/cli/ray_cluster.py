@@ -30,8 +30,10 @@ up to :data:`SETTLE_SECONDS` before it refuses a pool the nodes could hold.
 from __future__ import annotations
 
 import gc
+import os
 import queue
 import signal
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -41,12 +43,29 @@ from .errors import UsageError
 
 __all__ = [
     "Capacity", "Stalled", "await_capacity", "capacity", "check_capacity", "drain", "DEFAULT_STALL_TIMEOUT", "SETTLE_SECONDS",
+    "HEAD_LOST_AFTER", "HeadWatch", "head_lost_after",
 ]
 
 #: Seconds without a batch of results before a job is given up (``--stall-timeout``): well above the
 #: time one actor needs to start (load and hash the model) and verify one ``--rows-per-batch`` batch
 #: on a CPU core (about 60 s for 1,024 claims on a DeBERTa-v3-base export, docs/performance.md).
 DEFAULT_STALL_TIMEOUT = 600.0
+
+#: Seconds the head's GCS may refuse connections before the driver gives the job up
+#: (``$CLAIM_VERIFIER_RAY_HEAD_LOST_AFTER`` sets others): under the 60 s after which Ray's core ends a driver
+#: that lost it, with its own words and none on what -o keeps; a job whose actors can finish without the
+#: head gets until then.
+HEAD_LOST_AFTER = 45.0
+
+
+def head_lost_after() -> float:
+    """:data:`HEAD_LOST_AFTER`, or ``$CLAIM_VERIFIER_RAY_HEAD_LOST_AFTER`` seconds (above 0)."""
+    text = os.environ.get("CLAIM_VERIFIER_RAY_HEAD_LOST_AFTER", "")
+    try:
+        value = float(text)
+    except ValueError:
+        return HEAD_LOST_AFTER
+    return value if 0 < value < float("inf") else HEAD_LOST_AFTER
 
 #: Seconds :func:`await_capacity` waits for held CPUs to come free before it refuses a pool the
 #: nodes could hold: a finished local job's actor went in well under a second once its
@@ -240,3 +259,41 @@ def _drain_on_a_thread(batches: Iterable[Any], stall_timeout: float, sink: Calla
             sink(item)
     finally:
         stop.set()
+
+
+class HeadWatch:
+    """While a job runs on a cluster, a daemon thread tries the head's GCS port every ``every`` seconds;
+    when it has accepted no connection for ``after`` seconds, ``give_up(seconds)`` runs on that thread.
+
+    ``give_up`` must end the process: once the head is gone, Ray's own threads end it within a minute
+    (``Failed to connect to GCS within 60 seconds``), and its main thread may be blocked in Ray.
+    """
+
+    def __init__(self, address: str, give_up: Callable[[float], None], after: float = HEAD_LOST_AFTER, every: float = 1.0) -> None:
+        host, _, port = address.rpartition(":")
+        self._where, self._give_up, self._after, self._every = (host.strip("[]"), int(port)), give_up, after, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="ray-head-watch", daemon=True)
+
+    def __enter__(self) -> "HeadWatch":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection(self._where, timeout=max(self._every, 1.0)):
+                return True
+        except OSError:
+            return False
+
+    def _watch(self) -> None:
+        last = time.monotonic()
+        while not self._stop.wait(self._every):
+            if self._answers():
+                last = time.monotonic()
+            elif time.monotonic() - last >= self._after and not self._stop.is_set():
+                self._give_up(time.monotonic() - last)
+                return

@@ -57,7 +57,7 @@ from .errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Failure, UsageError, err,
 from .inputs import is_whole_file, iter_input, report_invalid
 from .output import Destination, check_destination, check_output_paths
 from .reads import command_reads
-from .ray_cluster import DEFAULT_STALL_TIMEOUT, HeadWatch, Stalled, await_capacity, capacity, drain
+from .ray_cluster import DEFAULT_STALL_TIMEOUT, HeadWatch, Stalled, await_capacity, capacity, drain, head_lost_after
 from .resume import AppendFile, LazyVerifier, Written, find_row, kept, read_done, run_engine
 from .check_records import count_records
 from .progress import Progress, counted, use_bar
@@ -168,9 +168,9 @@ def _keep_sigterm(handler: Any) -> None:
 def _watch_head(ray: Any, stack: contextlib.ExitStack, staging: Path, left: Callable[[], str],
                 write: Callable[[Any], None]) -> Callable[[Any], None]:
     """``write``, each batch under a lock, while a :class:`~verifier.cli.ray_cluster.HeadWatch` watches the
-    cluster's head (until ``stack`` closes). A lost head ends the process at once with the command's own
-    words: the staging directory removed, what -o keeps, exit 1 (Ray's core would end it within a minute,
-    saying neither)."""
+    cluster's head (until ``stack`` closes). A head lost for :func:`~verifier.cli.ray_cluster.head_lost_after`
+    seconds ends the process at once with the command's own words: the staging directory removed, what -o
+    keeps, exit 1 (Ray's core would end it within a minute, saying neither)."""
     address = str(ray.get_runtime_context().gcs_address)
     lock = threading.Lock()
 
@@ -185,7 +185,7 @@ def _watch_head(ray: Any, stack: contextlib.ExitStack, staging: Path, left: Call
         with lock:
             write(batch)
 
-    stack.enter_context(HeadWatch(address, give_up))
+    stack.enter_context(HeadWatch(address, give_up, head_lost_after()))
     return locked
 
 
