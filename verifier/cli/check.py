@@ -254,11 +254,11 @@ def _row_of(
                 and (also is None or bool(also(item))))
 
     if record.line is not None or record.id is not None:
-        def named(item: "InputRow | InvalidRow") -> bool:
+        def enveloped(item: "InputRow | InvalidRow") -> bool:
             return answers(item) and (record.id is None or row_id(item) == record.id)
 
-        found = (cursor.find(key, where=named) if record.line is None
-                 else cursor.at(record.line, where=lambda item: _digests(item) == key and named(item)))
+        found = (cursor.find(key, where=enveloped) if record.line is None
+                 else cursor.at(record.line, where=lambda item: _digests(item) == key and enveloped(item)))
         if found is None:
             named = " and ".join(part for part in (f"line {record.line}" if record.line is not None else "",
                                                    f"id {record.id!r}" if record.id is not None else "") if part)
