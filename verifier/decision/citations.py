@@ -105,8 +105,12 @@ def _ordinary(context: str, references: set[str]) -> set[str]:
     """Which of ``references`` (none with a special character) ``context`` cites."""
     cited: set[str] = set()
     for start, end in _slices(context):
-        for pattern in (_QUOTED, _BRACKETED):
-            cited.update(references.intersection(pattern.findall(context, start, end)))
+        piece = context[start:end]
+        # the text between two double quotes: one with a special character is no reference anyway, and one
+        # cut at the slice's end runs on past a special character (a slice ends just past one)
+        cited.update(references.intersection(piece.split('"')[1:-1]))
+        if "[" in piece:
+            cited.update(references.intersection(_BRACKETED.findall(piece)))
         if len(cited) == len(references):
             break
     return cited
