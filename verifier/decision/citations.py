@@ -39,8 +39,6 @@ SLICE = 1 << 16
 
 _SPECIAL = '"[]'
 _SPECIAL_RE = re.compile(r'["\[\]]')
-#: The text after each double quote up to the next special character, when that is a double quote.
-_QUOTED = re.compile(r'"(?=([^"\[\]]*)")')
 #: The text after each ``[`` up to the next special character, when that is a ``]``.
 _BRACKETED = re.compile(r'\[(?=([^"\[\]]*)\])')
 _TOKENS = re.compile(r'["\[\]]|[^"\[\]]+')
