@@ -684,7 +684,7 @@ def test_one_off_missing_model(capsys: pytest.CaptureFixture[str], scripted: Bui
 def test_info_readable(capsys: pytest.CaptureFixture[str], fake_model_dir: Path) -> None:
     code, out, err = run_main(capsys, "info", "--model-dir", str(fake_model_dir))
     assert code == 0, err
-    lines = out[: out.index("this CPU:")].splitlines()  # the CPU section follows the manifest (test_openvino)
+    lines = out[: out.index("engines (")].splitlines()  # the engines, then the CPU section, follow the manifest
     assert lines[0] == "WARNING: random weights (smoke/test model): its decisions are meaningless"
     assert f"model               {FAKE_MODEL}" in lines
     assert f"requested revision  {FAKE_REVISION}" in lines
@@ -697,6 +697,10 @@ def test_info_readable(capsys: pytest.CaptureFixture[str], fake_model_dir: Path)
     digest = hashlib.sha256(b"not a real model").hexdigest()
     assert f"  model.onnx        16 B  sha256 {digest}" in lines
     assert lines[-1] == "versions:  onnxruntime 1.0-test, torch 2.13.0"
+    # issue 47: the engine each entry gives; a directory the engine cannot open names none, and says why
+    engines = out[out.index("engines ("): out.index("this CPU:")].splitlines()
+    assert engines[0] == "engines (padding batched, optimisation level all; a record names the one that scored it):"
+    assert engines[1].startswith("  float32 export: cannot be named here: ") and "does not record tokenizer.json" in engines[1]
 
 
 def test_info_verify_files_and_json(capsys: pytest.CaptureFixture[str], fake_model_dir: Path) -> None:
