@@ -264,3 +264,16 @@ def test_rescore_says_when_the_record_ran_another_runtime_version(
     assert cli.main(["check", str(path), "--inputs", str(source), "--rescore", "--model-dir", str(tiny_model_dir)]) == 0
     assert (f"equal exactly (scored with onnxruntime 1.0.0, tokenizers {older['engine']['tokenizers_version']}; re-scored with "
             f"{onnxruntime.__version__}") in capsys.readouterr().err
+
+
+def test_a_model_named_by_any_path_still_runs(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (adversarial hunt of issue 47): a local export records --model as given, and the identity took
+    only printable ASCII up to 200 characters, so '/home/josé/models/nli' or a long path failed every verify."""
+    from verifier.engine.manifest import read_manifest
+    from verifier_export.manifest import write_manifest
+
+    for name in ("/home/josé/models/nli", "/" + "m" * 300):
+        directory = Path(shutil.copytree(tiny_model_dir, tmp_path / f"m{len(name)}"))
+        write_manifest(directory, read_manifest(directory).model_copy(update={"model": name}))
+        _, _, records = _verify(tmp_path, directory)
+        assert records[0]["engine"]["model"] == name == records[0]["model"]

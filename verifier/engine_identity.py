@@ -36,7 +36,8 @@ __all__ = ["ENGINE_IDENTITY_FORMAT", "SCORE_FIELDS", "EngineIdentity", "identity
 ENGINE_IDENTITY_FORMAT: Literal[1] = 1
 
 _Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-_Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[\x21-\x7e][\x20-\x7e]*$")]
+#: Any non-empty string: a local export's ``model`` is the directory as given (any length, any script).
+_Name = Annotated[str, StringConstraints(min_length=1)]
 
 #: The parts that decide a pair's scores wherever the engine runs: two engines that agree on these
 #: give the same scores on one CPU (exactly, for a float32 graph or ``padding="none"``), whatever
