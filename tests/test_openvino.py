@@ -327,3 +327,31 @@ def test_the_runtime_imports_openvino_without_its_telemetry(tmp_path: Path) -> N
     assert "convert_model: True" in done.stdout
     assert not (tmp_path / "intel").exists()  # no client id, no usage counter
     assert "Traceback" not in done.stderr
+
+
+def test_rescore_holds_openvino_records_to_their_own_engine(tiny_bf16_dir: Path, tmp_path: Path) -> None:
+    """Issue 47 (adversarial hunt): genuine OpenVINO records failed check --rescore. bf16's golden layouts moved
+    nothing (spread 0, so the tolerance was exact) while a verify batch moved a pair by 0.005: batched records are
+    held to at least 2^-7; and one ov-int8 record stopped the whole check, its golden re-check demanding every
+    argmax although its gate (recorded at export) accepted flipped ones."""
+    from verifier import cli
+    from verifier_export.variants import VariantGate, build_variants
+
+    bf16_or_skip()
+    directory = Path(shutil.copytree(tiny_bf16_dir, tmp_path / "model"))
+    build_variants(directory, ["ov-int8"], gates={"ov-int8": VariantGate(max_abs_logit_diff=50.0, max_prob_diff=1.0, min_argmax_agreement=0.0)})
+    examples = ROOT / "examples" / "claims.jsonl"
+    outputs = []
+    for variant in ("bf16", "ov-int8"):
+        out = tmp_path / f"{variant}.jsonl"
+        assert cli.main(["verify", str(examples), "-o", str(out), "-q", "--model-dir", str(directory), "--variant", variant]) == 0
+        outputs.append(out.read_text(encoding="utf-8"))
+    both = tmp_path / "both.jsonl"
+    both.write_text("".join(outputs), encoding="utf-8")
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(examples.read_text(encoding="utf-8") * 2, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "verifier", "check", str(both), "--inputs", str(twice), "--rescore",
+                           "--model-dir", str(directory)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "(the floor 2^-7: variant bf16 recorded a run-to-run spread of" in done.stderr or "x the run-to-run spread variant bf16" in done.stderr
+    assert "variant ov-int8" in done.stderr

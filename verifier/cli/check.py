@@ -215,7 +215,8 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
             mismatches, held = audit.rescorer.compare(result, report.replay.pairs)
             extra.extend(mismatches)
             if not mismatches and report.replay.pairs:  # the note says the scores were equal: only where there were some
-                notes.append(f"every replayed score re-scored with the engine the record names: equal {held}")
+                engine = "the engine the record names" if result.engine is not None else "the float32 export"
+                notes.append(f"every replayed score re-scored with {engine}: equal {held}")
             elif not report.replay.pairs:  # said, so the notes add up to the records checked
                 notes.append("no score to re-score (the record holds none: no passage was scored)")
     elif report.replay is not None:
