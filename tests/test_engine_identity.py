@@ -277,3 +277,29 @@ def test_a_model_named_by_any_path_still_runs(tiny_model_dir: Path, tmp_path: Pa
         write_manifest(directory, read_manifest(directory).model_copy(update={"model": name}))
         _, _, records = _verify(tmp_path, directory)
         assert records[0]["engine"]["model"] == name == records[0]["model"]
+
+
+def test_resume_keeps_lines_of_a_directory_that_only_gained_a_variant(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Adversarial hunt: --resume refused an output because a variant was added to the directory since (only the
+    manifest's digest differed: no score did), with advice it could not follow; and it kept a scored line whose
+    engine had been removed, mixing in scores of an engine it could not name."""
+    from verifier_export.variants import build_variants
+
+    directory = Path(shutil.copytree(tiny_model_dir, tmp_path / "model"))
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    argv = ["verify", str(source), "-o", str(out), "--resume", "-q", "--model-dir", str(directory)]
+    assert cli.main(argv) == 0
+    whole = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    out.write_text(whole[0], encoding="utf-8")
+    build_variants(directory, ["optimized"])  # rewrites manifest.json: another manifest_sha256, the same scores
+    assert cli.main(argv) == 0 and out.read_text(encoding="utf-8").splitlines(keepends=True)[0] == whole[0]
+    record = json.loads(whole[0])
+    stripped = dict(record, result={k: v for k, v in record["result"].items() if k != "engine"})
+    out.write_text(json.dumps(stripped, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(argv) == 2
+    assert "names no engine, but this run's records name theirs" in capsys.readouterr().err

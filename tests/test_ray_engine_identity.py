@@ -176,8 +176,8 @@ def test_a_node_with_another_export_stops_the_job_before_any_row(
         assert done.returncode == 1, done.stderr
         last = done.stderr.strip().splitlines()[-1]
         assert last.startswith(f"error: node {LOOPBACK} (id "), last
-        assert f"holds another engine at {model} than the driver (manifest_sha256 " in last
-        assert "; graph_sha256 " in last and "copy the driver's model directory to that node" in last
+        assert f"holds another engine at {model} than the driver (graph_sha256 " in last
+        assert "copy the driver's model directory to that node" in last
         assert not out.exists() and not list(tmp_path.glob(".out.*"))
 
 

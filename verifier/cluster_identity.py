@@ -9,8 +9,9 @@ job"). Two checks stop that, both against the driver's
 
 * :func:`check_cluster_engines`: before the job, one small task on every alive
   node with CPUs computes the identity its copy of the directory gives (no model
-  is loaded) and the driver compares them all, so a foreign node is named even
-  when it would have got no work;
+  is loaded) and the driver compares them all
+  (:data:`~verifier.engine_identity.RUN_FIELDS`: every part but the manifest's
+  own digest), so a foreign node is named even when it would have got no work;
 * :class:`verifier.distributed.VerifyBatch` compares its loaded engine's
   identity with the driver's in its constructor, before its first row (a node
   that joins after the check, or a library user's own job).
@@ -24,7 +25,7 @@ import os
 import socket
 from typing import Any, Optional
 
-from .engine_identity import EngineIdentity
+from .engine_identity import RUN_FIELDS, EngineIdentity
 from .options import RuntimeOptions
 from .types import ClaimVerificationError
 
@@ -40,7 +41,7 @@ class ForeignEngineError(ClaimVerificationError):
 
 def foreign_engine_message(where: str, model_dir: str, expected: EngineIdentity, found: EngineIdentity) -> str:
     """What differs between the driver's engine and a node's, and the fix, in one line."""
-    differences = "; ".join(found.differences(expected))
+    differences = "; ".join(found.differences(expected, RUN_FIELDS))
     return (
         f"{where} holds another engine at {model_dir} than the driver ({differences}; the node's first): its rows "
         f"would be scored differently, so nothing was scored; copy the driver's model directory to that node "
@@ -87,6 +88,6 @@ def check_cluster_engines(ray: Any, model_dir: "str | os.PathLike[str]", options
                 f"model directory to that node, at the same path, and run the same command again)"
             )
         identity = EngineIdentity.model_validate(found)
-        if identity.digest != expected.digest:
+        if identity.differences(expected, RUN_FIELDS):  # the manifest alone may differ (a variant added there)
             raise ForeignEngineError(foreign_engine_message(where, path, expected, identity))
     return len(pending)

@@ -265,8 +265,10 @@ class VerifyBatch:
         except ClaimVerificationError as exc:
             raise RayVerificationError(f"worker on {host} cannot load model directory {model_dir}: {exc}") from exc
         if expected_engine is not None:
+            from .engine_identity import RUN_FIELDS
+
             found = self.verifier.engine_identity()
-            if found is None or found.digest != expected_engine.digest:
+            if found is None or found.differences(expected_engine, RUN_FIELDS):
                 from .cluster_identity import ForeignEngineError, foreign_engine_message
 
                 where = f"the worker on {host} ({_address()})"

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-__all__ = ["ENGINE_IDENTITY_FORMAT", "SCORE_FIELDS", "EngineIdentity", "identity_digest"]
+__all__ = ["ENGINE_IDENTITY_FORMAT", "SCORE_FIELDS", "RUN_FIELDS", "EngineIdentity", "identity_digest"]
 
 #: Version of the identity's field set (``format``); a new field means a new format.
 ENGINE_IDENTITY_FORMAT: Literal[1] = 1
@@ -48,6 +48,12 @@ SCORE_FIELDS: tuple[str, ...] = (
     "model", "revision", "variant", "graph_file", "graph_sha256", "tokenizer_sha256",
     "runtime", "precision", "graph_optimization_level", "providers",
 )
+
+
+#: The parts two runs must share for their outputs to be one engine's: the score-deciding parts, the padding
+#: layout and the libraries' versions. Not the manifest's digest: a variant added to the directory since, or
+#: parity figures re-recorded, change it and no score (``verify --resume``, a Ray job's nodes).
+RUN_FIELDS: tuple[str, ...] = (*SCORE_FIELDS, "padding", "runtime_version", "tokenizers_version")
 
 
 def identity_digest(parts: Mapping[str, Any]) -> str:

@@ -43,7 +43,7 @@ from ..decision.signing import PublicKey, load_private_key
 from ..options import InputLimits, RuntimeOptions
 from ..strictjson import DuplicateKeyError
 from ..strictjson import loads as strict_loads
-from ..engine_identity import EngineIdentity
+from ..engine_identity import RUN_FIELDS, EngineIdentity
 from ..types import SCHEMA_VERSION, ClaimVerificationConfig
 from .bulk import (
     DigestSet,
@@ -266,11 +266,16 @@ class _Done:
         if record.resolved_revision is not None and record.resolved_revision != self.resolved_revision:
             raise self.refuse(number, f"names resolved_revision {record.resolved_revision!r}, but this run's model is at "
                                       f"{self.resolved_revision!r}", key)
-        if record.engine is not None and self.engine is not None and record.engine.digest != self.engine.digest:
+        if self.engine is not None and record.model_called:
             # an output of one engine only (docs/bulk.md): a kept line of another would be silently mixed in
-            raise self.refuse(number, f"was scored by another engine than this run's ({'; '.join(record.engine.differences(self.engine))}; "
-                                      "the line's first): resume with the options that made it (model directory, --variant, "
-                                      "--padding)", key)
+            if record.engine is None:
+                raise self.refuse(number, "names no engine, but this run's records name theirs (written before engine "
+                                          "identities, or its engine removed)", key)
+            differs = record.engine.differences(self.engine, RUN_FIELDS)
+            if differs:
+                raise self.refuse(number, f"was scored by another engine than this run's ({'; '.join(differs)}; the line's "
+                                          "first): resume with the options that made it (model directory, --variant, "
+                                          "--padding)", key)
         if self.public_key is not None:  # this run signs: a kept line must be signed by its key, as the run would sign it
             problems = self.public_key.problems(record)
             if problems:
