@@ -303,3 +303,50 @@ def test_resume_keeps_lines_of_a_directory_that_only_gained_a_variant(
     capsys.readouterr()
     assert cli.main(argv) == 2
     assert "names no engine, but this run's records name theirs" in capsys.readouterr().err
+
+
+def test_a_checker_can_require_an_engine_or_exact_scores(
+    tiny_int8_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Adversarial hunt: a record chooses the engine it is held to, so a float32 record relabelled as batched
+    int8 (digests recomputed) is held only within int8's spread. --engine DIGEST makes every scored record name the
+    checker's engine; --exact refuses a record that cannot be re-scored exactly."""
+    source, floats, float_records = _verify(tmp_path, tiny_int8_dir)
+    _, int8, _ = _verify(tmp_path, tiny_int8_dir, "--variant", "int8")
+    _, alone, _ = _verify(tmp_path, tiny_int8_dir, "--variant", "int8", "--padding", "none")
+    digest = float_records[0]["engine"]["digest"]
+    capsys.readouterr()
+    assert cli.main(["check", str(floats), "-q", "--engine", digest[:12]]) == 0
+    assert cli.main(["check", str(int8), "-q", "--engine", digest]) == 1
+    err = capsys.readouterr().err
+    assert f"{int8} line 1: the record names engine " in err and f"(variant int8 (model.int8.onnx, int8) on onnxruntime" in err
+    assert f"not --engine {digest}" in err and f"{int8} line 3" not in err  # nothing scored, no engine to name
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["check", str(floats), "--engine", "xyz"])
+    assert refused.value.code == 2 and "--engine: 'xyz' is not an engine identity digest" in capsys.readouterr().err
+    rescore = ["--inputs", str(source), "--rescore", "--model-dir", str(tiny_int8_dir), "--exact", "-q"]
+    assert cli.main(["check", str(alone), *rescore]) == 0 and cli.main(["check", str(floats), *rescore]) == 0
+    capsys.readouterr()
+    assert cli.main(["check", str(int8), *rescore]) == 1
+    assert "--exact: the record's scores can be held only within 0.338" in capsys.readouterr().err
+
+
+def test_a_record_moved_to_another_revision_is_a_problem_without_rescore(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Adversarial hunt: a record whose requested_revision was edited (digests recomputed) passed plain check,
+    though its engine identity names the revision that ran; now the two must agree."""
+    from verifier.decision.audit import configuration_sha256, evaluation_id
+    from verifier import ClaimVerificationConfig
+
+    _, _, records = _verify(tmp_path, tiny_model_dir)
+    record = dict(records[1], requested_revision="seed1")
+    config = ClaimVerificationConfig(model=record["model"], revision="seed1")
+    record["configuration_sha256"] = configuration_sha256(config)
+    record["evaluation_id"] = evaluation_id(claim_digest=record["claim_sha256"], configuration_digest=record["configuration_sha256"],
+                                            evidence_digest=record["evidence_sha256"], schema_version=record["schema_version"])
+    from test_replay import forge
+
+    report = check_result(forge(record), config=config)
+    assert report.problems == (
+        f"the engine identity names revision {records[1]['engine']['revision']}, the record requested_revision seed1 "
+        "(and resolved_revision None)",
+    )

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import typing
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -142,6 +143,12 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     audit.add_argument("--variant", metavar="NAME",
                        help="the variant the records must name (default: each record's own engine; a record without "
                             "an engine identity is re-scored with model.onnx)")
+    audit.add_argument("--exact", action="store_true",
+                       help="with --rescore: hold every record to exact scores (a batched int8 or OpenVINO record, "
+                            "or one naming no engine, is a problem)")
+    audit.add_argument("--engine", type=_engine_digest, metavar="DIGEST",
+                       help="the engine every scored record must name: its identity digest as info, serve's "
+                            "X-Engine-Identity or verify's summary print it (12 hex digits or more)")
     audit.add_argument("--public-key", metavar="FILE",
                        help="an Ed25519 public key (keygen's .pub): refuse every record not signed by its private key")
     add_limits(parser.add_argument_group("input limits"))
@@ -156,6 +163,8 @@ class _Audit:
     cursor: Optional[RowIndex[tuple[str, str]]] = None
     rescorer: Optional[Rescorer] = None
     public_key: Optional[PublicKey] = None
+    #: ``--engine``: the engine identity digest (or its first 12+ hex digits) every scored record must name.
+    engine: Optional[str] = None
     #: Records whose signature ``public_key`` verified, for the summary.
     signatures_verified: int = 0
     #: Lines of the ``--inputs`` rows a record was matched to (a row without a record is named at the end).
@@ -221,6 +230,9 @@ def _check(record: Record, options: dict[str, Any], audit: _Audit) -> tuple[Clai
                 notes.append("no score to re-score (the record holds none: no passage was scored)")
     elif report.replay is not None:
         notes.append("scores not re-scored with the model (check --rescore --model-dir DIR proves them)")
+    if audit.engine is not None and result.model_called and not (result.engine and result.engine.digest.startswith(audit.engine)):
+        named = f"engine {result.engine.digest[:12]} ({result.engine.describe()})" if result.engine else "no engine"
+        extra.append(f"the record names {named}, not --engine {audit.engine}")
     if audit.public_key is not None:
         unsigned = audit.public_key.problems(result, stored=record.result)
         extra.extend(unsigned)
@@ -341,12 +353,23 @@ def _prepare_audit(args: argparse.Namespace, read_config: ClaimVerificationConfi
                                 if getattr(args, option, None) is not None})
         path, whole = args.inputs, is_whole_file(args.inputs)
         audit.cursor = RowIndex(path, read_config, limits, source=path, whole_file=whole, key=_digests)
+    if args.exact and not args.rescore:
+        raise UsageError("error: --exact is used only with --rescore")
+    if args.engine is not None:
+        audit.engine = args.engine.lower()
     if args.rescore:
         try:
-            audit.rescorer = rescorer_for(args.model_dir, args.variant)
+            audit.rescorer = rescorer_for(args.model_dir, args.variant, exact=args.exact)
         except ClaimVerificationError as exc:
             raise UsageError(f"error: --model-dir {args.model_dir}: {exc}") from None
     return audit
+
+
+def _engine_digest(text: str) -> str:
+    """``--engine``: 12 to 64 hex digits (an engine identity's digest, or its start)."""
+    if not re.fullmatch(r"[0-9a-fA-F]{12,64}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an engine identity digest (12 to 64 hex digits)")
+    return text.lower()
 
 
 #: The first half of an invalid row's key (beside its id): no claim digest, so no valid row's key.

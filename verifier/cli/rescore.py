@@ -54,19 +54,21 @@ class Rescorer:
     Args:
         model_dir: the exported model directory (``--model-dir``).
         variant: ``--variant`` (``None``: the record's own); a record naming another one is refused.
+        exact: ``--exact``: a record that cannot be held to exact scores (a batched non-float32 engine, or
+            no engine named) is refused instead of compared within a tolerance.
 
     Raises:
         ClaimVerificationError: the directory has no readable manifest.
     """
 
-    def __init__(self, model_dir: Path, variant: Optional[str]) -> None:
+    def __init__(self, model_dir: Path, variant: Optional[str], *, exact: bool = False) -> None:
         from ..engine.identity import read_manifest_if_present
         from ..engine.manifest import MANIFEST_NAME
 
         manifest = read_manifest_if_present(model_dir)
         if manifest is None:
             raise ClaimVerificationError(f"{model_dir / MANIFEST_NAME} not found: --model-dir must be a directory written by export")
-        self.model_dir, self.asked_variant, self.manifest = model_dir, variant, manifest
+        self.model_dir, self.asked_variant, self.manifest, self.exact = model_dir, variant, manifest, exact
         self.model, self.revision = manifest.model, manifest.revision
         self.pairs_scored = 0
         self._engines: dict[tuple[Optional[str], str], _Engine] = {}
@@ -173,6 +175,9 @@ class Rescorer:
         hold, refused = self.hold(result)
         if hold is None:
             return refused, ""
+        if self.exact and hold.tolerance > 0 and pairs:
+            return [f"--exact: the record's scores can be held only {hold.why}, not exactly (verify with --padding none "
+                    "for records every engine reproduces exactly)"], ""
         if not pairs:
             return [], hold.why
         try:
@@ -194,13 +199,13 @@ class Rescorer:
         return problems, hold.why
 
 
-def rescorer_for(model_dir: str, variant: Optional[str]) -> Rescorer:
+def rescorer_for(model_dir: str, variant: Optional[str], *, exact: bool = False) -> Rescorer:
     """A :class:`Rescorer` over ``model_dir`` (each engine loads on first use, golden outputs verified).
 
     Raises:
         ClaimVerificationError: the directory has no readable manifest, or ``variant`` is not recorded in it.
     """
-    rescorer = Rescorer(Path(model_dir), variant)
+    rescorer = Rescorer(Path(model_dir), variant, exact=exact)
     if variant is not None and variant not in rescorer.manifest.variants:
         raise ClaimVerificationError(
             f"variant {variant!r} is not recorded in {Path(model_dir) / 'manifest.json'} "

@@ -174,6 +174,12 @@ def _structure(result: ClaimVerification) -> list[str]:
             problems.append("engine.digest is not the digest of the engine identity's parts (an edited identity)")
         if engine.model != result.model:  # the engine loads only a directory of the configured model
             problems.append(f"the engine identity names model {engine.model}, the record {result.model}")
+        # the configured revision is the manifest's requested or resolved one (or its Manifest.revision)
+        if result.requested_revision not in (engine.revision, result.resolved_revision):
+            problems.append(
+                f"the engine identity names revision {engine.revision}, the record requested_revision "
+                f"{result.requested_revision} (and resolved_revision {result.resolved_revision})"
+            )
     if status is ClaimVerificationStatus.INCOMPLETE and result.model_called:
         problems.append("status incomplete after a model call")
     for ruling in result.strict_rulings:
