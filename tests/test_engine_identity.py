@@ -230,16 +230,23 @@ def test_the_identity_reads_back(tiny_model_dir: Path) -> None:
     assert again.engine == result.engine and again.engine is not None and again.engine.digest_matches
 
 
-def test_resume_refuses_a_kept_line_of_another_engine(tiny_int8_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """An output holds one engine's records: --resume with other options (here the int8 variant over a float32
-    output) would silently mix two engines' results; the kept line is refused, naming what differs."""
+def _interrupted(tmp_path: Path, model_dir: Path) -> tuple[list[str], Path, list[str]]:
+    """A ``verify --resume`` command over ROWS, its output cut back to its first line (an interrupted run), and
+    the lines the whole run wrote."""
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    argv = ["verify", str(source), "-o", str(out), "--resume", "-q", "--model-dir", str(tiny_int8_dir)]
+    argv = ["verify", str(source), "-o", str(out), "--resume", "-q", "--model-dir", str(model_dir)]
     assert cli.main(argv) == 0
-    first = out.read_text(encoding="utf-8").splitlines(keepends=True)
-    out.write_text(first[0], encoding="utf-8")  # an interrupted run: one row kept
+    whole = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    out.write_text(whole[0], encoding="utf-8")
+    return argv, out, whole
+
+
+def test_resume_refuses_a_kept_line_of_another_engine(tiny_int8_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An output holds one engine's records: --resume with other options (here the int8 variant over a float32
+    output) would silently mix two engines' results; the kept line is refused, naming what differs."""
+    argv, out, first = _interrupted(tmp_path, tiny_int8_dir)
     capsys.readouterr()
     assert cli.main([*argv, "--variant", "int8"]) == 2
     err = capsys.readouterr().err
@@ -288,13 +295,7 @@ def test_resume_keeps_lines_of_a_directory_that_only_gained_a_variant(
     from verifier_export.variants import build_variants
 
     directory = Path(shutil.copytree(tiny_model_dir, tmp_path / "model"))
-    source = tmp_path / "in.jsonl"
-    source.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
-    out = tmp_path / "out.jsonl"
-    argv = ["verify", str(source), "-o", str(out), "--resume", "-q", "--model-dir", str(directory)]
-    assert cli.main(argv) == 0
-    whole = out.read_text(encoding="utf-8").splitlines(keepends=True)
-    out.write_text(whole[0], encoding="utf-8")
+    argv, out, whole = _interrupted(tmp_path, directory)
     build_variants(directory, ["optimized"])  # rewrites manifest.json: another manifest_sha256, the same scores
     assert cli.main(argv) == 0 and out.read_text(encoding="utf-8").splitlines(keepends=True)[0] == whole[0]
     record = json.loads(whole[0])
