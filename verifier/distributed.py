@@ -377,6 +377,7 @@ def verify_dataset(
     envelopes: bool = False,
     skip_id_digests: bytes = b"",
     expected_engine: Optional[EngineIdentity] = None,
+    check_nodes: bool = True,
 ) -> "ray.data.Dataset":
     """Verify every row of ``dataset`` on ``workers`` Ray actors; a lazy dataset of ``{id, result, error}`` rows.
 
@@ -402,9 +403,14 @@ def verify_dataset(
             ``verify --engine ray --resume``; an invalid row's error keeps its ``unit``).
         skip_id_digests: leave out the rows with these ids (already written): concatenated
             16-byte :func:`verifier.envelopes.id_digest` values, shipped to every actor.
-        expected_engine: the engine every actor must load (``None``: not checked): the driver's
-            :func:`verifier.engine.engine_identity.identity_for_options`; an actor with another
-            fails the job before its first row (:mod:`verifier.cluster_identity`).
+        expected_engine: the engine every node must give (``None``: not checked): the driver's
+            :func:`verifier.engine.engine_identity.identity_for_options`. Every alive node with CPUs is
+            compared now (:func:`verifier.cluster_identity.check_cluster_engines`), and each actor checks
+            its loaded engine before its first row (a failed actor alone leaves its rows to the others).
+        check_nodes: compare every node now (``False``: the caller already did, as ``verify --engine ray``).
+
+    Raises:
+        ForeignEngineError: with ``expected_engine``, a node's engine differs or it cannot open the directory.
 
     Returns:
         The mapped dataset (nothing runs until it is consumed, e.g. ``write_json``).
@@ -416,6 +422,10 @@ def verify_dataset(
     """
     import ray.data
 
+    if expected_engine is not None and check_nodes:
+        from .cluster_identity import check_cluster_engines
+
+        check_cluster_engines(ray, model_dir, runtime if runtime is not None else RuntimeOptions(), expected_engine)
     return dataset.map_batches(
         VerifyBatch,
         fn_constructor_args=(os.fspath(model_dir), config, runtime, threads_per_worker, skip_invalid),
