@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _verify_in_fresh_home(home: Path, model_dir: Path, **env: str) -> list[Path]:
     """Run one ``verify --claim`` with ``home`` as HOME and cache directory; the files left there."""
@@ -28,8 +30,19 @@ def _verify_in_fresh_home(home: Path, model_dir: Path, **env: str) -> list[Path]
 
 
 def test_verify_leaves_no_onnxruntime_telemetry_store(tmp_path: Path, tiny_model_dir: Path) -> None:
-    """Nothing is written under HOME by a run; with the user's own ORT_DISABLE_TELEMETRY=0 onnxruntime's store
-    appears (so this test sees it when it is there)."""
+    """Nothing is written under HOME (nor the cache directory) by a run with ORT_DISABLE_TELEMETRY unset."""
     assert _verify_in_fresh_home(tmp_path / "off", tiny_model_dir) == []
+
+
+def test_the_store_appears_when_the_user_turns_telemetry_on(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """The control for the test above: with the user's own ORT_DISABLE_TELEMETRY=0 onnxruntime's store appears,
+    so an empty HOME above means the setting held, not that onnxruntime never writes one. Whether onnxruntime
+    writes its store at all depends on the machine (one CI machine wrote none even with telemetry on), so where
+    it writes nothing this control is skipped, saying so, rather than failed."""
+    import onnxruntime
+
     written = _verify_in_fresh_home(tmp_path / "on", tiny_model_dir, ORT_DISABLE_TELEMETRY="0")
+    if not written:
+        pytest.skip(f"onnxruntime {onnxruntime.__version__} wrote no telemetry store on this machine even with "
+                    "ORT_DISABLE_TELEMETRY=0: the control cannot be shown here")
     assert Path(".cache/Microsoft/DeveloperTools/.onnxruntime/deviceid") in written
