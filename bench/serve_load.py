@@ -93,7 +93,8 @@ async def _drive(url: str, claims: list[dict[str, Any]], concurrency: int) -> tu
     return elapsed, latencies, digests
 
 
-def _start(model_dir: Path, *, coalesce: bool, threads: Optional[int], max_wait_ms: float, log: Path) -> tuple[Any, str]:
+def start_server(model_dir: Path, *, coalesce: bool, threads: Optional[int], max_wait_ms: float, log: Path) -> tuple[Any, str]:
+    """Start `python -m verifier serve` on a free loopback port and wait until it is ready: (process, base URL)."""
     import httpx
 
     port = _free_port()
@@ -131,7 +132,7 @@ def soak(model_dir: Path, *, seconds: float, clients: int, threads: Optional[int
     claims = make_claims(512, passages, seed=7)
     samples: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
-        process, url = _start(model_dir, coalesce=True, threads=threads, max_wait_ms=5.0, log=Path(scratch) / "soak.log")
+        process, url = start_server(model_dir, coalesce=True, threads=threads, max_wait_ms=5.0, log=Path(scratch) / "soak.log")
         server = psutil.Process(process.pid)
         done = 0
 
@@ -206,7 +207,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         for mode in [m for m in args.modes.split(",") if m]:
             log = Path(scratch) / f"serve-{mode}.log"
-            process, url = _start(args.model_dir, coalesce=mode == "on", threads=args.threads,
+            process, url = start_server(args.model_dir, coalesce=mode == "on", threads=args.threads,
                                   max_wait_ms=args.max_wait_ms, log=log)
             try:
                 asyncio.run(_drive(url, claims[:2], 1))  # warm-up

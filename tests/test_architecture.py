@@ -10,7 +10,7 @@ Layers of ``verifier/``:
   itself, never the engine, onnxruntime or tokenizers;
 * the **facade** (``verifier/__init__.py``, ``claim_verifier``) may import
   both, the scorer (``verifier.engine.scorer``) only inside a function;
-* **surfaces** (``cli``, ``serve``, ``assay``, ``distributed``, ``rows``, ``envelopes``,
+* **surfaces** (``cli``, ``serve`` with ``jsonbody``, ``assay``, ``distributed``, ``rows``, ``envelopes``,
   ``__main__``) may import anything in ``verifier``.
 
 Also: nothing under ``verifier/`` imports ``verifier_export`` (or the
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = {"types", "fields", "options", "validation", "messages", "scoring", "argtypes", "strictjson", "small_files", "clash",
             "engine_identity"}
 FACADE = {"", "claim_verifier"}  # "" is verifier/__init__.py
-SURFACES = {"cli", "serve", "assay", "distributed", "cluster_identity", "rows", "envelopes", "__main__"}
+SURFACES = {"cli", "serve", "jsonbody", "assay", "distributed", "cluster_identity", "rows", "envelopes", "__main__"}
 HEAVY = {"torch", "transformers", "optimum", "export", "verifier_export", "bench"}
 MAX_MODULE_LINES = 500
 MAX_CLASS_LINES = 300

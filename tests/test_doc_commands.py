@@ -39,6 +39,7 @@ def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     from bench.bulk import build_parser as bulk_parser
     from bench.e2e_overhead import build_parser as e2e_overhead_parser
     from bench.e2e_profile import build_parser as e2e_profile_parser
+    from bench.bundle_liveness import build_parser as bundle_liveness_parser
     from bench.engine_identity import build_parser as engine_identity_parser
     from bench.pair_worker import build_parser as pair_worker_parser
     from bench.peers import build_parser as peers_parser
@@ -59,6 +60,7 @@ def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
         "bench.e2e_profile": e2e_profile_parser, "bench.prme_e2e": prme_e2e_parser, "bench.score_cache": score_cache_parser,
         "bench.strict_cost": strict_cost_parser, "bench.peers": peers_parser, "bench.pair_worker": pair_worker_parser,
         "bench.engine_identity": engine_identity_parser,
+        "bench.bundle_liveness": bundle_liveness_parser,
     }
 
 

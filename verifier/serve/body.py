@@ -13,6 +13,9 @@ What one body may cost (docs/serving.md, *Errors and limits*):
   (containers and members) and the nesting depth, so a body of more than
   ``max_json_values`` values is refused (413) before Python builds millions of
   objects for it (a 16 MiB ``[{},{},...]`` is 5.6 million dicts, ~450 MB);
+  bodies over :data:`~verifier.jsonbody.PROCESS_PARSE_BYTES` are checked and
+  parsed in a child process (:func:`verifier.jsonbody.parse_in_child`): one
+  ``json.loads`` of a long string holds the GIL, and the event loop with it;
 * nesting deeper than :data:`MAX_JSON_DEPTH` is malformed JSON (400), as is
   anything ``json.loads`` refuses (its ``RecursionError`` included).
 """
@@ -20,15 +23,13 @@ What one body may cost (docs/serving.md, *Errors and limits*):
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional, Union
 
-import numpy as np
 from starlette.requests import ClientDisconnect, Request
 
-from ..strictjson import loads as strict_loads
+from ..jsonbody import MAX_JSON_DEPTH, PROCESS_PARSE_BYTES, BodyRefused, checked_loads, json_shape, parse_in_child
 from .errors import ApiError
 
 __all__ = ["BodyReader", "json_shape", "INLINE_PARSE_BYTES", "MAX_JSON_DEPTH", "CLIENT_CLOSED"]
@@ -37,50 +38,10 @@ _LOG = logging.getLogger("verifier.serve")
 
 #: Bodies up to this size are parsed on the event loop (at most ~1 ms of work).
 INLINE_PARSE_BYTES = 64 * 1024
-#: Deepest nesting of arrays and objects accepted (a claim request needs 5).
-MAX_JSON_DEPTH = 512
 #: The status counted for a client that disconnected before its body was complete.
 CLIENT_CLOSED = 499
 
-_SCAN_CHUNK = 1 << 20
-_QUOTE = ord('"')
-_DELTA = np.zeros(256, dtype=np.int8)
-_DELTA[[ord("["), ord("{")]] = 1
-_DELTA[[ord("]"), ord("}")]] = -1
-_SEPARATOR = np.zeros(256, dtype=bool)
-_SEPARATOR[[ord(","), ord(":")]] = True
-
 Body = Union[bytes, bytearray]
-
-
-def json_shape(body: Body) -> tuple[int, int]:
-    """``(values, depth)`` of a JSON text: containers plus separators outside strings, and the deepest nesting.
-
-    ``values`` is the number of ``[``, ``{``, ``,`` and ``:`` outside strings —
-    about the number of Python objects ``json.loads`` would build beyond the
-    scalars of the first element of each container. Exact for valid JSON; for
-    invalid JSON an estimate (``json.loads`` then refuses it anyway).
-    """
-    encoding = json.detect_encoding(body)
-    if encoding not in ("utf-8", "utf-8-sig"):  # UTF-16/32: count on the UTF-8 form
-        body = bytes(body).decode(encoding, "replace").encode("utf-8")
-    if b"\\" in body:
-        # Left to right, "\\\\" pairs are escaped backslashes and a remaining '\\"' an escaped
-        # quote: neutralized, every '"' left delimits a string.
-        body = bytes(body).replace(b"\\\\", b"__").replace(b'\\"', b"__")
-    data = np.frombuffer(body, dtype=np.uint8)
-    parity = depth = deepest = values = 0
-    for start in range(0, len(data), _SCAN_CHUNK):
-        chunk = data[start : start + _SCAN_CHUNK]
-        quotes = np.cumsum(chunk == _QUOTE, dtype=np.int32)
-        outside = ((quotes + parity) & 1) == 0
-        parity = (parity + int(quotes[-1])) & 1
-        delta = _DELTA[chunk] * outside
-        values += int(np.count_nonzero(delta > 0)) + int(np.count_nonzero(_SEPARATOR[chunk] & outside))
-        level = np.cumsum(delta, dtype=np.int32)
-        deepest = max(deepest, depth + int(level.max()))
-        depth += int(level[-1])
-    return values, deepest
 
 
 class BodyReader:
@@ -138,23 +99,19 @@ class BodyReader:
         return body
 
     def parse(self, body: Body) -> Any:
-        """``json.loads(body)`` after the value and depth checks (400 / 413)."""
-        if len(body) > INLINE_PARSE_BYTES or body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH:
-            values, depth = json_shape(body)
-            if depth > MAX_JSON_DEPTH:
-                raise ApiError(400, "malformed_json", f"the body is not valid JSON: nested deeper than {MAX_JSON_DEPTH} "
-                               "levels", field="body", limit=f"max_json_depth={MAX_JSON_DEPTH}")
-            if values > self.max_values:
-                raise ApiError(413, "too_large",
-                               f"request body holds {values:,} JSON values, more than max_json_values={self.max_values}",
-                               field="body", limit=f"max_json_values={self.max_values}")
+        """``json.loads(body)`` after the value and depth checks (400 / 413); over
+        :data:`~verifier.jsonbody.PROCESS_PARSE_BYTES` in a child process (this thread waits outside the GIL).
+
+        Raises:
+            ApiError: 400 malformed, 413 over ``max_json_values``.
+            RuntimeError: the child process failed (a server fault: answered 500).
+        """
         try:
-            return strict_loads(body)  # a repeated key is malformed, as in every file the project reads
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}", field="body") from None
-        except RecursionError:
-            raise ApiError(400, "malformed_json", "the body is not valid JSON: nested too deeply",
-                           field="body", limit=f"max_json_depth={MAX_JSON_DEPTH}") from None
+            if len(body) > PROCESS_PARSE_BYTES:
+                return parse_in_child(body, self.max_values)
+            return checked_loads(body, self.max_values, scan=len(body) > INLINE_PARSE_BYTES)
+        except BodyRefused as refused:
+            raise ApiError(refused.status, refused.kind, refused.message, field="body", limit=refused.limit) from None
 
     async def json(self, request: Request) -> Any:
         """The decoded JSON body; large bodies are checked and parsed in the parse pool."""
