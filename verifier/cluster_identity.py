@@ -9,7 +9,7 @@ job"). Two checks stop that, both against the driver's
 
 * :func:`check_cluster_engines`: before the job, one small task on every alive
   node with CPUs computes the identity its copy of the directory gives (no model
-  is loaded) and the driver compares them all
+  is loaded; a node lost since it was listed is left out) and the driver compares them all
   (:data:`~verifier.engine_identity.RUN_FIELDS`: every part but the manifest's
   own digest), so a foreign node is named even when it would have got no work;
 * :class:`verifier.distributed.VerifyBatch` compares its loaded engine's
@@ -66,6 +66,9 @@ def engine_here(model_dir: str, options: RuntimeOptions) -> tuple[str, Optional[
 def check_cluster_engines(ray: Any, model_dir: "str | os.PathLike[str]", options: RuntimeOptions, expected: EngineIdentity) -> int:
     """Compare the engine of every alive node with CPUs with ``expected`` (the driver's); return how many were checked.
 
+    A node listed alive whose probe cannot be scheduled there or dies with it (a node lost moments ago, not
+    yet marked dead) is left out: it gets no work, and an actor that starts on it later checks its own engine.
+
     Raises:
         ForeignEngineError: a node cannot open the directory, or its engine differs (the message names the
             node's address and id, what differs and the fix).
@@ -79,8 +82,16 @@ def check_cluster_engines(ray: Any, model_dir: "str | os.PathLike[str]", options
         (node, probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)).remote(path, options))
         for node in nodes
     ]
+    # A node lost moments ago is still listed alive until its heartbeats are missed (~30 s); its probe then
+    # cannot be scheduled, or dies with it. It gets no work, and actors check their own engine if it returns.
+    gone = (ray.exceptions.TaskUnschedulableError, ray.exceptions.NodeDiedError, ray.exceptions.WorkerCrashedError)
+    checked = 0
     for node, reference in pending:
-        host, found, problem = ray.get(reference, timeout=CHECK_TIMEOUT_S)
+        try:
+            host, found, problem = ray.get(reference, timeout=CHECK_TIMEOUT_S)
+        except gone:
+            continue
+        checked += 1
         where = f"node {node.get('NodeManagerAddress', '?')} (id {str(node['NodeID'])[:12]}, host {host})"
         if found is None:
             raise ForeignEngineError(
@@ -90,4 +101,4 @@ def check_cluster_engines(ray: Any, model_dir: "str | os.PathLike[str]", options
         identity = EngineIdentity.model_validate(found)
         if identity.differences(expected, RUN_FIELDS):  # the manifest alone may differ (a variant added there)
             raise ForeignEngineError(foreign_engine_message(where, path, expected, identity))
-    return len(pending)
+    return checked

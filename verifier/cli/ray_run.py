@@ -449,7 +449,9 @@ def run_ray(args: argparse.Namespace, context: Context) -> int:
                 expected_engine=engine, check_nodes=False,  # _one_engine compared every node, naming a foreign one
             )
             if resume is None or resume.todo:
-                batches = results.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=1)
+                # prefetch_batches=0: with 1, a finished block reached the driver only once the next one was
+                # done, so with few blocks (a 1-CPU cluster reads 2) nothing was written until the end (docs/bulk.md)
+                batches = results.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=0)
                 write = resume.write if resume is not None else directory.write  # type: ignore[union-attr]
                 if started and (args.address or os.environ.get("RAY_ADDRESS")):
                     write = _watch_head(ray, stack, staging, left, write)
