@@ -1,13 +1,13 @@
 """Checked JSON parsing of one large request body, in a child process so the server's GIL stays free.
 
 A server parses bodies off its event loop (``verifier.serve.body``), but a thread does not help with
-the GIL: :func:`json.loads` decodes one long string in a single C call (~50 ms for a 14 MiB
-``rendered_context`` on the 2-core machine, docs/performance.md), and the byte scan's
-``bytes.replace`` is another such call; no other thread, the event loop included, runs meanwhile.
+the GIL: :func:`json.loads` decodes one long string (a bundle's ``rendered_context``) in a single C
+call, and a whole-body ``bytes.replace`` is another; no other thread, the event loop included, runs
+meanwhile (measured in bench/RESULTS.md, "``/health/live`` while the server reads a 16 MiB bundle").
 Bodies over :data:`PROCESS_PARSE_BYTES` are therefore checked and parsed by :func:`parse_in_child`
 in a fresh interpreter; the parent only moves bytes through pipes (outside the GIL) and reads the
-value back with :mod:`marshal` (a few ms for 16 MiB). This module imports only the standard library
-and numpy, so the child starts in about a tenth of a second.
+value back with :mod:`marshal`. This module imports only the standard library and numpy, so the
+child starts quickly.
 
 What a body may be (docs/serving.md, *What a request may cost*): nesting at most
 :data:`MAX_JSON_DEPTH` deep, at most ``max_values`` JSON values, no repeated key in an object.
@@ -30,8 +30,8 @@ __all__ = ["BodyRefused", "MAX_JSON_DEPTH", "PROCESS_PARSE_BYTES", "checked_load
 
 #: Deepest nesting of arrays and objects accepted (a claim request needs 5).
 MAX_JSON_DEPTH = 512
-#: Bodies over this size are parsed in a child process by servers (one ``json.loads`` of 1 MiB holds the
-#: GIL about 4 ms on the 2-core machine; a child costs about 0.1 s to start).
+#: Bodies over this size are parsed in a child process by servers: below it one ``json.loads`` holds the
+#: GIL only a few milliseconds, less than a child costs to start (bench/RESULTS.md).
 PROCESS_PARSE_BYTES = 1 << 20
 
 _SCAN_CHUNK = 1 << 20
@@ -57,7 +57,7 @@ class BodyRefused(ValueError):
 
 def _neutralized(body: bytes) -> bytes:
     """``body`` with every ``\\\\`` and remaining ``\\"`` replaced by ``__``, in 1 MiB pieces (one
-    ``bytes.replace`` over 16 MiB holds the GIL ~25 ms). A piece never ends inside a run of
+    ``bytes.replace`` over the whole body holds the GIL throughout). A piece never ends inside a run of
     backslashes, so each piece is rewritten exactly as the whole text would be."""
     pieces, start = [], 0
     while start < len(body):
