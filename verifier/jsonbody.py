@@ -2,7 +2,7 @@
 
 A server parses bodies off its event loop (``verifier.serve.body``), but a thread does not help with
 the GIL: :func:`json.loads` decodes one long string (a bundle's ``rendered_context``) in a single C
-call, and a whole-body ``bytes.replace`` is another; no other thread, the event loop included, runs
+call; no other thread, the event loop included, runs
 meanwhile (measured in bench/RESULTS.md, "``/health/live`` while the server reads a 16 MiB bundle").
 Bodies over :data:`PROCESS_PARSE_BYTES` are therefore checked and parsed by :func:`parse_in_child`
 in a fresh interpreter; the parent only moves bytes through pipes (outside the GIL) and reads the
@@ -36,7 +36,6 @@ PROCESS_PARSE_BYTES = 1 << 20
 
 _SCAN_CHUNK = 1 << 20
 _QUOTE = ord('"')
-_BACKSLASH = ord("\\")
 _DELTA = np.zeros(256, dtype=np.int8)
 _DELTA[[ord("["), ord("{")]] = 1
 _DELTA[[ord("]"), ord("}")]] = -1
@@ -55,20 +54,6 @@ class BodyRefused(ValueError):
         self.status, self.kind, self.message, self.limit = status, kind, message, limit
 
 
-def _neutralized(body: bytes) -> bytes:
-    """``body`` with every ``\\\\`` and remaining ``\\"`` replaced by ``__``, in 1 MiB pieces (one
-    ``bytes.replace`` over the whole body holds the GIL throughout). A piece never ends inside a run of
-    backslashes, so each piece is rewritten exactly as the whole text would be."""
-    pieces, start = [], 0
-    while start < len(body):
-        end = min(start + _SCAN_CHUNK, len(body))
-        while end < len(body) and body[end - 1] == _BACKSLASH:
-            end += 1
-        pieces.append(body[start:end].replace(b"\\\\", b"__").replace(b'\\"', b"__"))
-        start = end
-    return b"".join(pieces)
-
-
 def json_shape(body: Body) -> tuple[int, int]:
     """``(values, depth)`` of a JSON text: containers plus separators outside strings, and the deepest nesting.
 
@@ -83,7 +68,7 @@ def json_shape(body: Body) -> tuple[int, int]:
     if b"\\" in body:
         # Left to right, "\\\\" pairs are escaped backslashes and a remaining '\\"' an escaped
         # quote: neutralized, every '"' left delimits a string.
-        body = _neutralized(bytes(body))
+        body = bytes(body).replace(b"\\\\", b"__").replace(b'\\"', b"__")
     data = np.frombuffer(body, dtype=np.uint8)
     parity = depth = deepest = values = 0
     for start in range(0, len(data), _SCAN_CHUNK):
