@@ -311,3 +311,26 @@ def test_ray_resume_finishes_a_partial_output_with_exactly_the_local_resume_line
     out.write_bytes(out.read_bytes().replace(b'"line": 3,', b'"line": 4,', 1))
     assert cli.main([*base, "-o", str(out), "--engine", "ray", "-q"]) == 2  # the local resume's checks
     assert "(id 'c2') is stale: it is for line 4, but the row with that id is" in capsys.readouterr().err
+
+
+def test_the_driver_takes_blocks_of_at_most_driver_block_bytes_whatever_the_input(
+    local_ray: None, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Each part file is one block the driver held. Ray Data's default (128 MiB) let blocks grow with the
+    input (4 MB here), and the driver's memory with them; the job asks for DRIVER_BLOCK_BYTES,
+    which Ray may exceed by half (its MAX_SAFE_BLOCK_SIZE_FACTOR)."""
+    from verifier.distributed import DRIVER_BLOCK_BYTES
+
+    pad = " The launch window was reviewed by the committee again." * 40  # ~2.2 KB a claim, ~4 KB a result
+    source = tmp_path / "long.jsonl"
+    source.write_text("".join(json.dumps(dict(row(n), claim=row(n)["claim"] + pad)) + "\n" for n in range(1000)), encoding="utf-8")
+    outdir = tmp_path / "out"
+    assert cli.main(["verify", str(source), "-o", str(outdir), "--engine", "ray", "--model-dir", str(tiny_model_dir), "-q"]) == 0
+    ids: list[str] = []
+    for part in sorted(outdir.iterdir()):
+        rows = [json.loads(line) for line in part.read_text(encoding="utf-8").splitlines()]
+        # an Arrow block of string columns holds each value's UTF-8 bytes and a 4-byte offset
+        held = sum(len(r["id"].encode()) + len(r["result"].encode()) + 8 for r in rows)
+        assert held <= 1.5 * DRIVER_BLOCK_BYTES, (part.name, len(rows), held)
+        ids += [r["id"] for r in rows]
+    assert sorted(ids) == sorted(f"c{n}" for n in range(1000))

@@ -74,10 +74,16 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from .rows import InputRow, InvalidRow
 
-__all__ = ["RayVerificationError", "VerifyBatch", "verify_dataset", "read_jsonl", "json_lines", "DEFAULT_ROWS_PER_BATCH"]
+__all__ = ["RayVerificationError", "VerifyBatch", "verify_dataset", "read_jsonl", "json_lines", "DEFAULT_ROWS_PER_BATCH",
+           "DRIVER_BLOCK_BYTES"]
 
 #: Rows per ``map_batches`` call (one ``verify_many_sync`` call each), as the CLI's chunk.
 DEFAULT_ROWS_PER_BATCH = 1024
+
+#: Largest block, in bytes, ``verify --engine ray`` asks Ray Data for (its ``DataContext.target_max_block_size``,
+#: 128 MiB by default in Ray 2.60; Ray may exceed it by half). The driver holds one block's rows and their JSON
+#: at a time, so with this its own memory stays flat as the input grows (docs/bulk.md, "Driver memory").
+DRIVER_BLOCK_BYTES = 2 << 20
 
 
 class RayVerificationError(ClaimVerificationError):

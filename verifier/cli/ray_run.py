@@ -216,6 +216,9 @@ def _job_settings(ray: Any, quiet: bool) -> Any:
 
     * ``-q``: Ray's and Ray Data's Python loggers at ERROR and no progress bars. Ray's C++ core
       still prints its own lines (docs/bulk.md).
+    * Blocks of at most :data:`~verifier.distributed.DRIVER_BLOCK_BYTES` (``target_max_block_size``):
+      Ray Data's default let a block grow with the input (6 MB at 2,000 long rows), and the driver holds
+      a whole block's rows and JSON at once.
     * Ray Data's own no-progress timeout off (``DataContext.execution_no_progress_timeout_s``,
       1,800 s by default in Ray 2.60, absent before): ``--stall-timeout`` is this job's, and
       Ray's would fail a job ``--stall-timeout 0`` (or above 1,800) tells to wait.
@@ -223,7 +226,9 @@ def _job_settings(ray: Any, quiet: bool) -> Any:
     loggers = [logging.getLogger(name) for name in ("ray", "ray.data")] if quiet else []
     levels = [logger.level for logger in loggers]
     context = ray.data.DataContext.get_current()
-    settings: dict[str, Any] = {"enable_progress_bars": not quiet}
+    from ..distributed import DRIVER_BLOCK_BYTES
+
+    settings: dict[str, Any] = {"enable_progress_bars": not quiet, "target_max_block_size": DRIVER_BLOCK_BYTES}
     if hasattr(context, "execution_no_progress_timeout_s"):
         settings["execution_no_progress_timeout_s"] = -1
     before = {name: getattr(context, name) for name in settings}
