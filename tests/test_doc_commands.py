@@ -45,6 +45,7 @@ def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     from bench.peers import build_parser as peers_parser
     from bench.prme_e2e import build_parser as prme_e2e_parser
     from bench.profile import build_parser as profile_parser
+    from bench.ray_node_loss import build_parser as ray_node_loss_parser
     from bench.rss_curve import build_parser as rss_parser
     from bench.score_cache import build_parser as score_cache_parser
     from bench.strict_cost import build_parser as strict_cost_parser
@@ -60,7 +61,7 @@ def _parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
         "bench.e2e_profile": e2e_profile_parser, "bench.prme_e2e": prme_e2e_parser, "bench.score_cache": score_cache_parser,
         "bench.strict_cost": strict_cost_parser, "bench.peers": peers_parser, "bench.pair_worker": pair_worker_parser,
         "bench.engine_identity": engine_identity_parser,
-        "bench.bundle_liveness": bundle_liveness_parser,
+        "bench.bundle_liveness": bundle_liveness_parser, "bench.ray_node_loss": ray_node_loss_parser,
     }
 
 
