@@ -68,8 +68,8 @@ def _environment(temp: Path, nodes: bool = False) -> dict[str, str]:
 def ray_start(temp: Path, *options: str, ip: str = "127.0.0.1", nodes: bool = False) -> Iterator[subprocess.Popen[bytes]]:
     """``ray start --block OPTIONS`` on ``ip`` in Ray's temporary directory ``temp``, in a session of its own
     (``nodes``: :func:`_environment`'s); stopped by SIGTERM (--block: it ends what it started), then after
-    10 s whatever is left of its process group (raylet, GCS, workers: all in it) SIGKILLed. An idle node
-    ends in ~4 s; one that ran jobs spent 31 s in Ray's graceful stop, 2 minutes of each CI run."""
+    10 s whatever is left of its process group (raylet, GCS, workers: all in it) SIGKILLed: a node that ran
+    jobs can spend half a minute in Ray's graceful stop, which these tests need not wait for."""
     ray_exe = str(Path(sys.executable).with_name("ray"))
     env = _environment(temp, nodes)
     with (temp / f"ray-start-{time.monotonic_ns()}.log").open("w") as log:

@@ -217,7 +217,7 @@ def _job_settings(ray: Any, quiet: bool) -> Any:
     * ``-q``: Ray's and Ray Data's Python loggers at ERROR and no progress bars. Ray's C++ core
       still prints its own lines (docs/bulk.md).
     * Blocks of at most :data:`~verifier.distributed.DRIVER_BLOCK_BYTES` (``target_max_block_size``):
-      Ray Data's default let a block grow with the input (6 MB at 2,000 long rows), and the driver holds
+      Ray Data's default (128 MiB) let a block grow with the input, and the driver holds
       a whole block's rows and JSON at once.
     * Ray Data's own no-progress timeout off (``DataContext.execution_no_progress_timeout_s``,
       1,800 s by default in Ray 2.60, absent before): ``--stall-timeout`` is this job's, and
