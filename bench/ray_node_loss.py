@@ -68,8 +68,9 @@ def _by_id(path: Path) -> dict[str, tuple[bytes, str]]:
     return found
 
 
-def _actor_node(workers: list[Any]) -> Any:
-    """The worker node whose raylet runs the job's actor (a ``ray::MapWorker`` process below it, in /proc)."""
+def actor_node(workers: list[Any]) -> Any:
+    """The node of ``workers`` whose raylet runs the job's actor (a ``ray::MapWorker`` process below it, in
+    /proc), or None (``tests/test_ray_cluster.py`` uses it too)."""
     from ray._private import ray_constants
 
     parents: dict[int, int] = {}
@@ -123,7 +124,7 @@ def trial(rows: int, model_dir: Path, workdir: Path, kill_node_at: float, kill_d
                                                        env=_environment()) as job:
             deadline = time.monotonic() + STEP_TIMEOUT
             figures["lines_at_node_loss"] = _wait_for_lines(job, out, int(rows * kill_node_at), deadline)
-            node = _actor_node(workers)
+            node = actor_node(workers)
             if node is None or job.poll() is not None:
                 raise SystemExit(f"no node to lose mid-job (exit {job.poll()}): {log.read_text()[-3000:]}")
             cluster.remove_node(node, allow_graceful=False)

@@ -26,9 +26,9 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
 
-from ray._private import ray_constants  # noqa: E402  (the process-type names of Node.all_processes)
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from bench.ray_node_loss import actor_node  # noqa: E402
 from verifier import cli  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -255,26 +255,10 @@ def _kill_mid_job(nodes: Nodes, job: "subprocess.Popen[str]", out: Path, node: A
 
 
 def _actor_node(nodes: Nodes) -> Any:
-    """The worker node whose raylet runs the job's actor (a ``ray::MapWorker`` process below it, in /proc)."""
-    parents: dict[int, int] = {}
-    actors: list[int] = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            title = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-        if title.startswith(b"ray::MapWorker"):
-            actors.append(int(entry))
-    for node in nodes.workers:
-        raylet = node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid
-        for pid in actors:
-            while pid > 1 and pid != raylet:
-                pid = parents.get(pid, 1)
-            if pid == raylet:
-                return node
-    raise AssertionError("no worker node of this cluster runs the job's actor")
+    """The worker node whose raylet runs the job's actor."""
+    node = actor_node(nodes.workers)
+    assert node is not None, "no worker node of this cluster runs the job's actor"
+    return node
 
 
 def test_a_worker_node_lost_mid_job_its_actor_moves_and_the_job_ends_with_the_local_results(
