@@ -107,7 +107,12 @@ def test_a_tampered_model_fails_the_cli_with_one_line(
     argv = ["verify", str(source), "-o", str(tmp_path / "out"), "--engine", "ray", "--model-dir", str(tiny_model_copy), "-q"]
     assert cli.main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("error: the Ray job failed: worker on ") and "cannot load model directory" in err
+    # the node check re-hashes the files, before any actor: a tampered copy on one node of many would
+    # otherwise only fail that node's actors while the others finish the job, and nobody hears of it
+    size = (tiny_model_copy / "model.onnx").stat().st_size
+    assert err.startswith("error: node ") and f"cannot open model directory {tiny_model_copy}: its files do not match its " \
+        f"manifest.json: model.onnx: size {size} != manifest {size - 1}; nothing was scored" in err, err
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_invalid_row_fails_unless_skipped(local_ray: None, tiny_model_dir: Path) -> None:
@@ -186,16 +191,17 @@ def test_the_library_reads_lines_exactly_and_refuses_what_arrow_converted(
 
 
 def test_a_failed_ray_job_writes_nothing(
-    local_ray: None, source: Path, tiny_model_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    local_ray: None, tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Ray's output is atomic like the local command's: a failed job leaves neither OUTDIR nor a staging directory."""
-    with (tiny_model_copy / "model.onnx").open("ab") as handle:
-        handle.write(b"\0")
+    """Ray's output is atomic like the local command's: a failed job (here a worker meets an invalid row after
+    its batch of valid ones) leaves neither OUTDIR nor a staging directory."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:30]) + '{"id": "x", "claim": 7, "evidence": []}\n', encoding="utf-8")
     outdir = tmp_path / "out"
-    argv = ["verify", str(source), "-o", str(outdir), "--engine", "ray", "--model-dir", str(tiny_model_copy), "-q"]
+    argv = ["verify", str(bad), "-o", str(outdir), "--engine", "ray", "--model-dir", str(tiny_model_dir), "-q"]
     assert cli.main(argv) == 1
     assert f"; nothing was written to {outdir} (" in capsys.readouterr().err.strip().splitlines()[-1]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
     outdir.mkdir()  # an empty directory given as OUTDIR stays empty
     assert cli.main(argv) == 1
     assert list(outdir.iterdir()) == []
@@ -226,6 +232,20 @@ def test_a_job_right_after_a_failed_one_in_the_process_gets_every_cpu(source: Pa
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sum(len(path.read_text(encoding="utf-8").splitlines()) for path in out.iterdir()) == len(ROWS)
+
+
+def test_quiet_hides_ray_datas_python_warnings_too(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Regression (stop 52's cluster trial): on an empty input, -q still let Ray Data's Python warning
+    through ("actor_pool_map_operator.py:...: UserWarning: The minimum number of concurrent actors ...")."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "verifier", "verify", str(empty), "-o", str(out), "--engine", "ray",
+            "--model-dir", str(tiny_model_dir), "-q"]
+    quiet = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    assert "Warning" not in quiet.stderr, quiet.stderr[-3000:]
+    assert out.is_dir() and not any(out.iterdir())
 
 
 def test_quiet_shows_none_of_rays_own_info_or_warning_lines(source: Path, tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ job"). Two checks stop that, both against the driver's
 (:func:`verifier.engine.engine_identity.identity_for_options`):
 
 * :func:`check_cluster_engines`: before the job, one small task on every alive
-  node with CPUs computes the identity its copy of the directory gives (no model
-  is loaded; a node lost since it was listed is left out) and the driver compares them all
+  node with CPUs computes the identity its copy of the directory gives and re-hashes
+  its files (no model is loaded; a node lost since it was listed is left out) and the
+  driver compares them all
   (:data:`~verifier.engine_identity.RUN_FIELDS`: every part but the manifest's
   own digest), so a foreign node is named even when it would have got no work;
 * :class:`verifier.distributed.VerifyBatch` compares its loaded engine's
@@ -31,7 +32,7 @@ from .types import ClaimVerificationError
 
 __all__ = ["ForeignEngineError", "engine_here", "foreign_engine_message", "check_cluster_engines"]
 
-#: Seconds the driver waits for every node's answer (each opens a manifest: well under a second).
+#: Seconds the driver waits for every node's answer (each opens a manifest and hashes the model's files).
 CHECK_TIMEOUT_S = 120.0
 
 
@@ -50,13 +51,23 @@ def foreign_engine_message(where: str, model_dir: str, expected: EngineIdentity,
 
 
 def engine_here(model_dir: str, options: RuntimeOptions) -> tuple[str, Optional[dict[str, Any]], Optional[str]]:
-    """On a node: its host name, and the identity its copy of ``model_dir`` gives (JSON), or why it gives none."""
+    """On a node: its host name, and the identity its copy of ``model_dir`` gives (JSON), or why it gives none.
+
+    Every file is re-hashed against the copy's manifest (as ``info --verify-files`` and each actor's load):
+    a tampered copy keeps the manifest's identity, and its actors would fail where the others finish the job.
+    """
     from .engine.engine_identity import identity_for_options
+    from .engine.manifest import read_manifest, verify_files
     from pathlib import Path
 
     host = socket.gethostname()
     try:
-        return host, identity_for_options(Path(model_dir), options).model_dump(mode="json"), None
+        identity = identity_for_options(Path(model_dir), options)
+        problems = verify_files(Path(model_dir), read_manifest(Path(model_dir)))
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            return host, None, f"its files do not match its manifest.json: {problems[0]}{more}"
+        return host, identity.model_dump(mode="json"), None
     except ClaimVerificationError as exc:
         return host, None, str(exc)
     except Exception as exc:  # an unreadable directory, a missing runtime: said, never a raw traceback

@@ -42,6 +42,7 @@ import secrets
 import signal
 import threading
 import shutil
+import warnings
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -214,8 +215,8 @@ def _init_args(args: argparse.Namespace) -> dict[str, Any]:
 def _job_settings(ray: Any, quiet: bool) -> Any:
     """Ray settings for one job, restored after (the caller's process may go on).
 
-    * ``-q``: Ray's and Ray Data's Python loggers at ERROR and no progress bars. Ray's C++ core
-      still prints its own lines (docs/bulk.md).
+    * ``-q``: Ray's and Ray Data's Python loggers at ERROR, their Python warnings (``warnings``) off, and
+      no progress bars. Ray's C++ core still prints its own lines (docs/bulk.md).
     * Blocks of at most :data:`~verifier.distributed.DRIVER_BLOCK_BYTES` (``target_max_block_size``):
       Ray Data's default (128 MiB) let a block grow with the input, and the driver holds
       a whole block's rows and JSON at once.
@@ -237,7 +238,10 @@ def _job_settings(ray: Any, quiet: bool) -> Any:
     for name, value in settings.items():
         setattr(context, name, value)
     try:
-        yield
+        with warnings.catch_warnings():
+            if quiet:  # e.g. Ray Data's UserWarning that an empty input gave its actors nothing to do
+                warnings.filterwarnings("ignore", module=r"ray(\.|$)")
+            yield
     finally:
         for name, value in before.items():
             setattr(context, name, value)
