@@ -354,3 +354,20 @@ def test_the_driver_takes_blocks_of_at_most_driver_block_bytes_whatever_the_inpu
         assert held <= 1.5 * DRIVER_BLOCK_BYTES, (part.name, len(rows), held)
         ids += [r["id"] for r in rows]
     assert sorted(ids) == sorted(f"c{n}" for n in range(1000))
+
+
+def test_ray_resume_refuses_invalid_rows_with_the_local_commands_fix(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (stop 52's cluster trial): --engine ray --resume ended "...; nothing written" without the
+    local command's "(--skip-invalid verifies the valid rows and reports these)"."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:5]) + '{"id": "x1", "claim": 7, "evidence": []}\n', encoding="utf-8")
+    lines: dict[int, tuple[int, list[str]]] = {}
+    for engine in (["--engine", "ray"], []):
+        out = tmp_path / f"out{len(engine)}.jsonl"
+        code = cli.main(["verify", str(bad), "-o", str(out), "--resume", "--model-dir", str(tiny_model_dir), "-q", *engine])
+        lines[len(engine)] = (code, capsys.readouterr().err.strip().splitlines()[-2:])
+    assert lines[2] == lines[0]
+    assert lines[0][0] == 2 and lines[0][1][-1] == (
+        f"error: 1 invalid row in {bad}; nothing written (--skip-invalid verifies the valid rows and reports these)")

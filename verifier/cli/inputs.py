@@ -378,3 +378,10 @@ def report_invalid(source: str, invalid: Sequence[InvalidRow], prefix: str, *, t
     count = len(invalid) if total is None else total
     if count > MAX_REPORTED_ERRORS:
         err(f"{prefix}: ... and {count - MAX_REPORTED_ERRORS} more invalid rows")
+
+
+def refuse_invalid(source: str, invalid: Sequence[InvalidRow], total: int) -> None:
+    """Report the invalid rows (:func:`report_invalid`) and the line that refuses the whole input, with its fix."""
+    report_invalid(source, invalid, "error", total=total)
+    err(f"error: {total} invalid row{'s' if total != 1 else ''} in {source}; nothing written "
+        "(--skip-invalid verifies the valid rows and reports these)")

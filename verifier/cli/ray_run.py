@@ -55,7 +55,7 @@ from .bulk import DigestSet, Scan, Shard, check_ids, configuration_digest, id_di
 from .common import Context, missing_model_message, prepare
 from ..messages import install_hint
 from .errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Failure, UsageError, err, first_line, say_on_interrupt
-from .inputs import is_whole_file, iter_input, report_invalid
+from .inputs import is_whole_file, iter_input, refuse_invalid, report_invalid
 from .output import Destination, check_destination, check_output_paths
 from .reads import command_reads
 from .ray_cluster import DEFAULT_STALL_TIMEOUT, HeadWatch, Stalled, await_capacity, capacity, drain, head_lost_after
@@ -302,8 +302,7 @@ class _Resume:
         self.output, self.exit, self.found = output, None, found
         config, limits = self.setup.config, self.setup.runtime.limits
         if found.invalid and not args.skip_invalid:
-            report_invalid(source, found.reported, "error", total=found.invalid)
-            err(f"error: {found.invalid} invalid row{'s' if found.invalid != 1 else ''} in {source}; nothing written")
+            refuse_invalid(source, found.reported, found.invalid)
             self.exit = EXIT_USAGE
             return
         ids = check_ids(found, rows(config, limits), Shard(), source)

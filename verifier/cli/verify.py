@@ -65,7 +65,7 @@ from .bulk import (
     scan,
     shard_type,
 )
-from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, report_invalid, spooled, with_fix
+from .inputs import InputRow, InvalidRow, cli_memory_id, is_whole_file, iter_input, refuse_invalid, report_invalid, spooled, with_fix
 from .reads import command_reads
 from .output import STDOUT, Destination, check_destination, check_output_paths, commit_all, open_outputs, stdout_text
 from .progress import counted, progress_for
@@ -342,9 +342,7 @@ def _run_file(args: argparse.Namespace, context: Context) -> int:
         config, limits = setup.config, setup.runtime.limits
         skipped = found.invalid
         if skipped and not args.skip_invalid:
-            report_invalid(source, found.reported, "error", total=skipped)
-            err(f"error: {skipped} invalid row{'s' if skipped != 1 else ''} in {source}; nothing written "
-                "(--skip-invalid verifies the valid rows and reports these)")
+            refuse_invalid(source, found.reported, skipped)
             return EXIT_USAGE
         # made by the first kept strict line's truncation query, else below; closed when the run ends, so the
         # score store's file is final before main returns
