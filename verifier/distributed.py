@@ -74,8 +74,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from .rows import InputRow, InvalidRow
 
-__all__ = ["RayVerificationError", "VerifyBatch", "verify_dataset", "read_jsonl", "json_lines", "DEFAULT_ROWS_PER_BATCH",
-           "DRIVER_BLOCK_BYTES"]
+__all__ = ["RayVerificationError", "VerifyBatch", "verify_dataset", "read_jsonl", "json_lines",
+           "DEFAULT_ROWS_PER_BATCH", "DRIVER_BLOCK_BYTES"]
 
 #: Rows per ``map_batches`` call (one ``verify_many_sync`` call each), as the CLI's chunk.
 DEFAULT_ROWS_PER_BATCH = 1024
@@ -413,7 +413,8 @@ def verify_dataset(
             :func:`verifier.engine.engine_identity.identity_for_options`. Every alive node with CPUs is
             compared now (:func:`verifier.cluster_identity.check_cluster_engines`), and each actor checks
             its loaded engine before its first row (a failed actor alone leaves its rows to the others).
-        check_nodes: compare every node now (``False``: the caller already did, as ``verify --engine ray``).
+        check_nodes: compare every node now, its files re-hashed (``False``: the caller already did, as
+            ``verify --engine ray``).
 
     Raises:
         ForeignEngineError: with ``expected_engine``, a node's engine differs or it cannot open the directory.
