@@ -168,14 +168,14 @@ def bench_order(claims: int, model_dir: Path, workdir: Path) -> list[dict[str, A
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table."""
-    named = {"peak_rss_bytes": "peak_rss", "own_rss_bytes": "peak_rss_less_shared"}
-    keys = [key for key in rows[0] if key not in named] + [named[key] for key in named if key in rows[0]]
+    named = {"peak_rss": "peak_rss_bytes", "peak_rss_less_shared": "own_rss_bytes"}  # column: bytes field
+    keys = [key for key in rows[0] if key not in named.values()]
+    keys += [column for column, field in named.items() if field in rows[0]]
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     for row in rows:
         cells = []
         for key in keys:
-            source = {v: k for k, v in named.items()}.get(key)
-            value = _mib(row[source]) if source else row[key]
+            value = _mib(row[named[key]]) if key in named else row[key]
             cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -48,7 +48,8 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _lines_in(path: Path) -> int:
+def lines_in(path: Path) -> int:
+    """Newlines in ``path`` (0 while it does not exist), read in 1 MiB pieces."""
     try:
         with path.open("rb") as handle:
             return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
@@ -95,7 +96,7 @@ def actor_node(workers: list[Any]) -> Any:
 
 
 def _wait_for_lines(job: "subprocess.Popen[str]", out: Path, count: int, deadline: float) -> int:
-    while (written := _lines_in(out)) < count and job.poll() is None and time.monotonic() < deadline:
+    while (written := lines_in(out)) < count and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     return written
 
@@ -135,7 +136,7 @@ def trial(rows: int, model_dir: Path, workdir: Path, kill_node_at: float, kill_d
             job.send_signal(signal.SIGKILL)
             job.wait(timeout=60)
         figures["first_run_s"] = time.perf_counter() - started
-        figures["lines_after_kill"] = _lines_in(out)  # whole lines: the rerun drops a torn last one
+        figures["lines_after_kill"] = lines_in(out)  # whole lines: the rerun drops a torn last one
         started = time.perf_counter()
         rerun = subprocess.run(argv, capture_output=True, text=True, timeout=STEP_TIMEOUT, env=_environment())
         figures["rerun_s"] = time.perf_counter() - started
@@ -144,7 +145,7 @@ def trial(rows: int, model_dir: Path, workdir: Path, kill_node_at: float, kill_d
             figures["rerun_error"] = rerun.stderr.strip().splitlines()[-1:]
     finally:
         cluster.shutdown()
-    figures["lines_final"] = _lines_in(out)
+    figures["lines_final"] = lines_in(out)
     expected, got = _by_id(local), _by_id(out)
     figures["same_ids"] = expected.keys() == got.keys()
     figures["lines_equal"] = sum(got.get(key, (b"",))[0] == value[0] for key, value in expected.items())

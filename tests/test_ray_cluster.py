@@ -28,7 +28,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip ins
 
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from bench.ray_node_loss import actor_node  # noqa: E402
+from bench.ray_node_loss import actor_node, lines_in  # noqa: E402
 from verifier import cli  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -227,25 +227,18 @@ def test_workers_above_the_clusters_cpus_are_refused_at_once_naming_them(
     assert not outdir.exists()
 
 
-def _lines_in(path: Path) -> int:
-    try:
-        return path.read_bytes().count(b"\n")
-    except FileNotFoundError:
-        return 0
-
-
 def _first_batch(job: "subprocess.Popen[str]", out: Path) -> None:
     """Wait until ``out`` holds a first batch (the job's actors are up and working), then pause the driver
     (SIGSTOP: it writes nothing more, whatever Ray finishes meanwhile) until :func:`_kill_mid_job`."""
     deadline = time.monotonic() + RUN_TIMEOUT
-    while _lines_in(out) == 0 and job.poll() is None and time.monotonic() < deadline:
+    while lines_in(out) == 0 and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     job.send_signal(signal.SIGSTOP)
 
 
 def _kill_mid_job(nodes: Nodes, job: "subprocess.Popen[str]", out: Path, node: Any) -> int:
     """Kill ``node`` while the paused driver has written some rows but not all, then let the driver go on."""
-    written = _lines_in(out)
+    written = lines_in(out)
     try:
         nodes.kill(node)
     finally:
@@ -311,7 +304,7 @@ def test_a_job_stalled_by_a_lost_node_fails_clearly_and_resumes_to_the_local_res
         try:
             _first_batch(job, out)
             assert job.poll() is None, job.communicate()[1][-3000:]  # it ended before its first batch
-            written = _lines_in(out)
+            written = lines_in(out)
             nodes.kill(nodes.workers[0])
             job.send_signal(signal.SIGCONT)
             _, stderr = job.communicate(timeout=RUN_TIMEOUT)
@@ -322,7 +315,7 @@ def test_a_job_stalled_by_a_lost_node_fails_clearly_and_resumes_to_the_local_res
     assert job.returncode == 1, stderr[-3000:]
     assert message.startswith(f"error: the Ray job made no progress for {STALL_TIMEOUT} s (--stall-timeout)"), message
     assert "the cluster has 0 CPUs (0 free) on 1 node (0) now" in message, message
-    kept = _lines_in(out)
+    kept = lines_in(out)
     assert message.endswith(f"{out} keeps the {kept} rows written so far: run the same command again to finish"), message
     assert written <= kept < len(rows)
     nodes.add()

@@ -56,18 +56,17 @@ def engine_here(model_dir: str, options: RuntimeOptions) -> tuple[str, Optional[
     Every file is re-hashed against the copy's manifest (as ``info --verify-files`` and each actor's load):
     a tampered copy keeps the manifest's identity, and its actors would fail where the others finish the job.
     """
-    from .engine.engine_identity import identity_for_options
-    from .engine.manifest import read_manifest, verify_files
-    from pathlib import Path
+    from .engine.engine_identity import identity_for_directory
+    from .engine.model_directory import ModelDirectory
 
     host = socket.gethostname()
     try:
-        identity = identity_for_options(Path(model_dir), options)
-        problems = verify_files(Path(model_dir), read_manifest(Path(model_dir)))
+        directory = ModelDirectory.open(model_dir, options.variant)
+        problems = directory.verify_all()
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             return host, None, f"its files do not match its manifest.json: {problems[0]}{more}"
-        return host, identity.model_dump(mode="json"), None
+        return host, identity_for_directory(directory, options).model_dump(mode="json"), None
     except ClaimVerificationError as exc:
         return host, None, str(exc)
     except Exception as exc:  # an unreadable directory, a missing runtime: said, never a raw traceback

@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..options import RuntimeOptions
     from .model_directory import ModelDirectory
 
-__all__ = ["float32_graph", "precision_of", "runtime_of", "runtime_version", "engine_identity", "identity_for_options"]
+__all__ = ["float32_graph", "precision_of", "runtime_of", "runtime_version", "engine_identity", "identity_for_options",
+           "identity_for_directory"]
 
 
 def float32_graph(manifest: Manifest, variant: Optional[str]) -> bool:
@@ -137,7 +138,15 @@ def identity_for_options(model_dir: Path, options: "RuntimeOptions") -> EngineId
     """
     from .model_directory import ModelDirectory
 
-    directory = ModelDirectory.open(model_dir, options.variant)
+    return identity_for_directory(ModelDirectory.open(model_dir, options.variant), options)
+
+
+def identity_for_directory(directory: "ModelDirectory", options: "RuntimeOptions") -> EngineIdentity:
+    """:func:`identity_for_options` of a directory already opened for ``options.variant``.
+
+    Raises:
+        ClaimVerificationError: the runtime is not installed.
+    """
     return engine_identity(
         directory,
         padding=options.padding,
