@@ -28,9 +28,9 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, StringConstraints, model_serializer
 
-__all__ = ["ENGINE_IDENTITY_FORMAT", "SCORE_FIELDS", "RUN_FIELDS", "EngineIdentity", "identity_digest"]
+__all__ = ["ENGINE_IDENTITY_FORMAT", "SCORE_FIELDS", "RUN_FIELDS", "GroundingParts", "EngineIdentity", "identity_digest"]
 
 #: Version of the identity's field set (``format``); a new field means a new format.
 ENGINE_IDENTITY_FORMAT: Literal[1] = 1
@@ -46,7 +46,7 @@ _Name = Annotated[str, StringConstraints(min_length=1)]
 #: docs/audit.md).
 SCORE_FIELDS: tuple[str, ...] = (
     "model", "revision", "variant", "graph_file", "graph_sha256", "tokenizer_sha256",
-    "runtime", "precision", "graph_optimization_level", "providers",
+    "runtime", "precision", "graph_optimization_level", "providers", "grounding",
 )
 
 
@@ -65,6 +65,32 @@ def identity_digest(parts: Mapping[str, Any]) -> str:
     body = {key: value for key, value in parts.items() if key != "digest"}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class GroundingParts(BaseModel):
+    """What makes a grounding engine read a (document, claim) pair as it does (docs/grounding.md).
+
+    Attributes:
+        kind: ``"grounding"``.
+        architecture: ``"sequence-classification"`` or ``"label-tokens"`` (MiniCheck-Flan-T5).
+        template: the text the model reads, ``{document}`` and ``{claim}`` filled in.
+        max_length: truncation length of the rendered text in tokens, special tokens included.
+        truncation_side: ``"right"``.
+        labels: the logit columns' names; ``support_column`` is ``"supported"``.
+        support_column: the column P(support) is read from.
+        label_token_ids: the two vocabulary ids read by a ``label-tokens`` graph, else ``None``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["grounding"] = "grounding"
+    architecture: Literal["sequence-classification", "label-tokens"]
+    template: _Name
+    max_length: int
+    truncation_side: Literal["right"]
+    labels: tuple[_Name, ...]
+    support_column: int
+    label_token_ids: Optional[tuple[int, int]] = None
 
 
 class EngineIdentity(BaseModel):
@@ -90,6 +116,9 @@ class EngineIdentity(BaseModel):
         graph_optimization_level: onnxruntime's graph optimisation level the session was built with.
         providers: the execution providers asked for, in priority order (``["OpenVINO:CPU"]`` for
             an OpenVINO variant).
+        grounding: for a grounding model: how it reads a (document, claim) pair
+            (:class:`GroundingParts`); ``None`` -- and absent from the JSON, so every NLI identity and
+            its digest are as before -- for the three-label NLI model.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -110,6 +139,15 @@ class EngineIdentity(BaseModel):
     padding: Literal["batched", "none"]
     graph_optimization_level: _Name
     providers: tuple[_Name, ...]
+    grounding: Optional[GroundingParts] = None
+
+    @model_serializer(mode="wrap")
+    def _nli_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An NLI identity's JSON and digest stay what they were before grounding models existed.
+        data: dict[str, Any] = handler(self)
+        if self.grounding is None:
+            data.pop("grounding", None)
+        return data
 
     @classmethod
     def build(cls, **parts: Any) -> "EngineIdentity":
@@ -135,8 +173,9 @@ class EngineIdentity(BaseModel):
     def describe(self) -> str:
         """One line for people: ``variant int8 (model.int8.onnx, int8) on onnxruntime 1.22.0, batched, engine 1a2b3c4d5e6f``."""
         variant = f"variant {self.variant}" if self.variant else "the float32 export"
+        kind = "grounding model, " if self.grounding is not None else ""
         return (
-            f"{variant} ({self.graph_file}, {self.precision}) on {self.runtime} {self.runtime_version}, "
+            f"{kind}{variant} ({self.graph_file}, {self.precision}) on {self.runtime} {self.runtime_version}, "
             f"padding {self.padding}, engine {self.digest[:12]}"
         )
 

@@ -1,4 +1,4 @@
-"""``python -m export``: turn a three-label NLI cross-encoder into a verified ONNX model directory.
+"""``python -m export``: turn a three-label NLI cross-encoder (or a two-label grounding checker) into a verified ONNX model directory.
 
 Usage::
 
@@ -6,6 +6,7 @@ Usage::
     python -m export --model cross-encoder/nli-deberta-v3-base --revision <commit>
     python -m export --model path/to/hf-dir --output models/my-model
     python -m export --smoke                           # seeded tiny random model, plumbing only
+    python -m export --model lytang/MiniCheck-DeBERTa-v3-Large --revision <commit>   # a grounding checker
     python -m export --model path/to/hf-dir --attention span   # DeBERTa span-sliced attention, same gate
     python -m export --output DIR --variants optimized int8    # variants into DIR's existing export
 
@@ -120,6 +121,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="attention in the exported graph: span (DeBERTa-v2/v3 span-sliced relative attention where it "
         "applies, same parity gate, stock if it misses it) or stock (transformers') (default: span)",
     )
+    kind = parser.add_argument_group("model kind (docs/grounding.md)")
+    kind.add_argument(
+        "--kind", choices=("nli", "grounding"), default=None,
+        help="nli (a three-label NLI cross-encoder) or grounding (a two-label grounding checker: MiniCheck, FactCG); "
+        "default: grounding for a known checker's hub id, else nli",
+    )
+    kind.add_argument(
+        "--template", default=None, metavar="TEXT",
+        help="with --kind grounding, for a model not in the known table: the text it reads, with {document}, "
+        "{claim} and optionally {eos} (the tokenizer's end-of-sequence token), e.g. '{document}{eos}{claim}'",
+    )
+    kind.add_argument(
+        "--support-label", type=int_range(0, 1), default=None, metavar="N",
+        help="with --kind grounding, for a model not in the known table: the logit column of 'supported' (0 or 1)",
+    )
     from .variants import (
         add_variant_arguments,  # argparse + numpy only; torch stays lazy
     )
@@ -145,7 +161,8 @@ def _adds_variants_only(args: argparse.Namespace) -> bool:
     """Whether the call only adds ``--variants`` to the export already at ``--output``."""
     from .existing import holds_export
 
-    export_flags = (args.model, args.revision, args.model_id, args.opset, args.max_length, args.atol, args.attention)
+    export_flags = (args.model, args.revision, args.model_id, args.opset, args.max_length, args.atol, args.attention,
+                    args.kind, args.template, args.support_label)
     return (
         bool(args.variants)
         and not args.smoke
@@ -260,6 +277,9 @@ def _export(args: argparse.Namespace, atol: float, attention: "Attention", progr
         attention=attention,
         model_id=args.model_id,
         progress=progress,
+        kind=args.kind,
+        template=args.template,
+        support_label=args.support_label,
     )
 
 

@@ -160,7 +160,7 @@ def open_export_dir(directory: Path) -> ModelDirectory:
     """
     directory = Path(directory)
     try:
-        opened = ModelDirectory.open(directory)
+        opened = ModelDirectory.open(directory, kind=None)
     except ClaimVerificationError as exc:
         raise _manifest_error(directory, exc) from exc
     problems = opened.verify_all()

@@ -103,9 +103,11 @@ def read_labels(config: dict[str, Any], *, where: str = "config.json") -> tuple[
     labels = tuple(str(by_index[index]).strip().lower() for index in range(len(by_index)))
     if len(labels) != len(NLI_LABELS) or set(labels) != NLI_LABELS:
         shown = [str(by_index[index]) for index in range(len(by_index))]
+        hint = ("; a two-label grounding checker exports with --kind grounding --template TEXT --support-label N "
+                "(docs/grounding.md)") if len(labels) == 2 else ""
         raise LabelError(
             f"{where}: id2label must be exactly contradiction, entailment, neutral "
-            f"(any order, case-insensitive); got {shown}"
+            f"(any order, case-insensitive); got {shown}{hint}"
         )
     return labels
 

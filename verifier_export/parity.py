@@ -25,18 +25,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from verifier.engine.golden import Golden, GoldenRecord, softmax
 from verifier.engine.manifest import ParityReport
 from verifier.engine.session import create_session, session_options
-from verifier.engine.tokenization import encode_pairs, load_tokenizer, pad_encodings
+from verifier.engine.kinds import GroundingRecord, render
+from verifier.engine.tokenization import encode_for_model, load_tokenizer, pad_encodings
 
 from .errors import ParityError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    import torch
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = [
@@ -296,6 +298,8 @@ def run_parity(
     pad_token_id: int,
     atol: float = DEFAULT_ATOL,
     pairs: Sequence[GoldenPair] = GOLDEN_PAIRS,
+    grounding: Optional[GroundingRecord] = None,
+    torch_logits: Optional[Callable[[dict[str, "torch.Tensor"]], np.ndarray]] = None,
 ) -> ParityResult:
     """Score the golden pairs with PyTorch and onnxruntime and compare them.
 
@@ -317,6 +321,13 @@ def run_parity(
         pad_token_id: the pad id used for batching.
         atol: the gate's max |Δlogit|.
         pairs: the golden pairs (tests may pass fewer).
+        grounding: for a grounding model (docs/grounding.md): each pair is a (document, claim)
+            rendered by the record's template into one text, which transformers tokenizes as
+            MiniCheck does (``tokenizer(text, truncation=True, max_length=max_length)``) and the
+            runtime as it always will (:func:`verifier.engine.tokenization.encode_for_model`).
+        torch_logits: the PyTorch reference for one unpadded row, given its int64 tensors of
+            shape (1, length) by input name (default: ``torch_model(**inputs).logits[0]``; the
+            MiniCheck-Flan-T5 graph's reference reads two label-token logits instead).
 
     Returns:
         A :class:`ParityResult`; call :meth:`ParityResult.raise_if_failed` to
@@ -337,7 +348,7 @@ def run_parity(
 
     runtime_tokenizer = load_tokenizer(tokenizer_json, max_length=max_length)
     texts = [(pair.premise, pair.hypothesis) for pair in pairs]
-    encodings = encode_pairs(runtime_tokenizer, texts)
+    encodings = encode_for_model(runtime_tokenizer, texts, grounding)
 
     session = create_session(onnx_path, session_options(), where=str(onnx_path), error=ParityError)
     batch_arrays = pad_encodings(encodings, pad_token_id=pad_token_id, with_token_type_ids=with_types)
@@ -347,7 +358,11 @@ def run_parity(
     records: list[GoldenRecord] = []
     failures: list[str] = []
     for index, (pair, encoding) in enumerate(zip(pairs, encodings)):
-        reference = reference_tokenizer(pair.premise, pair.hypothesis, truncation=True, max_length=max_length)
+        if grounding is not None:
+            rendered = render(grounding.template, pair.premise, pair.hypothesis)
+            reference = reference_tokenizer(rendered, truncation=True, max_length=max_length)
+        else:
+            reference = reference_tokenizer(pair.premise, pair.hypothesis, truncation=True, max_length=max_length)
         ref_ids = list(reference["input_ids"])
         ref_types = list(reference.get("token_type_ids") or [0] * len(ref_ids))
         ids_identical = list(encoding.ids) == ref_ids
@@ -357,26 +372,29 @@ def run_parity(
         feed = {"input_ids": ref_ids, "attention_mask": [1] * len(ref_ids), "token_type_ids": ref_types}
         with torch.no_grad():
             torch_inputs = {name: torch.tensor([feed[name]], dtype=torch.long) for name in inputs}
-            torch_logits = torch_model(**torch_inputs).logits[0].float().cpu().numpy()
+            if torch_logits is not None:
+                reference_logits = np.asarray(torch_logits(torch_inputs), dtype=np.float32).reshape(-1)
+            else:
+                reference_logits = torch_model(**torch_inputs).logits[0].float().cpu().numpy()
 
         single_arrays = pad_encodings([encoding], pad_token_id=pad_token_id, with_token_type_ids=with_types)
         single_logits = _ort_run(session, single_arrays, inputs)[0]
         in_batch = batch_logits[index]
 
-        finite = bool(np.all(np.isfinite(torch_logits)) and np.all(np.isfinite(single_logits)))
+        finite = bool(np.all(np.isfinite(reference_logits)) and np.all(np.isfinite(single_logits)))
         finite = finite and bool(np.all(np.isfinite(in_batch)))
         prob_diff = max(
-            _max_abs(_probabilities(single_logits), _probabilities(torch_logits)),
-            _max_abs(_probabilities(in_batch), _probabilities(torch_logits)),
+            _max_abs(_probabilities(single_logits), _probabilities(reference_logits)),
+            _max_abs(_probabilities(in_batch), _probabilities(reference_logits)),
         )
         row = PairParity(
             index=index,
             category=pair.category,
             tokens=len(encoding.ids),
-            single_diff=_max_abs(single_logits, torch_logits),
-            batch_diff=_max_abs(in_batch, torch_logits),
+            single_diff=_max_abs(single_logits, reference_logits),
+            batch_diff=_max_abs(in_batch, reference_logits),
             prob_diff=prob_diff,
-            torch_argmax=int(np.argmax(torch_logits)),
+            torch_argmax=int(np.argmax(reference_logits)),
             single_argmax=int(np.argmax(single_logits)),
             batch_argmax=int(np.argmax(in_batch)),
             ids_identical=ids_identical,
@@ -388,7 +406,7 @@ def run_parity(
             GoldenRecord(
                 premise=pair.premise,
                 hypothesis=pair.hypothesis,
-                logits=tuple(float(value) for value in torch_logits.astype(np.float32)),
+                logits=tuple(float(value) for value in reference_logits.astype(np.float32)),
                 input_ids=tuple(int(value) for value in encoding.ids),
                 token_type_ids=tuple(int(value) for value in encoding.type_ids),
                 category=pair.category,

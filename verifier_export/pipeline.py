@@ -42,6 +42,7 @@ from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 from .errors import DownloadError, ExportError
 from .existing import check_target, redo_advice
 from .graph import export_gated
+from .grounding import GroundingPlan, build_grounding, plan_grounding
 from .identity import establish, unnamed_local
 from .manifest import (
     collect_versions,
@@ -165,8 +166,13 @@ def _build(
     attention: Attention,
     onnx_hook: Optional[OnnxHook],
     progress: Progress,
+    grounding: Optional[GroundingPlan] = None,
 ) -> tuple[Manifest, ParityResult, Literal["copied", "converted"], str]:
     """Write a complete export (manifest last) into ``staging``; the last item says why span was not used."""
+    if grounding is not None:  # the second model kind (docs/grounding.md)
+        return build_grounding(source, staging, grounding, random_weights=random_weights, opset=opset,
+                               max_length=max_length, atol=atol, attention=attention, onnx_hook=onnx_hook,
+                               progress=progress)
     progress(f"reading config.json and the tokenizer of {source.path}")
     config_path = source.path / CONFIG_NAME
     config = read_config(source.path)
@@ -243,6 +249,7 @@ def _run(
     onnx_hook: Optional[OnnxHook],
     progress: Progress,
     resolving: str,
+    grounding: Optional[GroundingPlan] = None,
 ) -> ExportReport:
     started = time.perf_counter()
     if target.exists():
@@ -273,6 +280,7 @@ def _run(
             attention=attention,
             onnx_hook=onnx_hook,
             progress=progress,
+            grounding=grounding,
         )
         progress(f"moving the export into place: {target}")
         publish(staging, target)
@@ -300,8 +308,11 @@ def export_model(
     onnx_hook: Optional[OnnxHook] = None,
     model_id: Optional[str] = None,
     progress: Optional[Progress] = None,
+    kind: Optional[str] = None,
+    template: Optional[str] = None,
+    support_label: Optional[int] = None,
 ) -> ExportReport:
-    """Export a three-label NLI cross-encoder to a verified ONNX model directory.
+    """Export a three-label NLI cross-encoder, or a two-label grounding checker, to a verified ONNX model directory.
 
     Args:
         model: a hub id (downloaded at ``revision`` via huggingface_hub, which
@@ -336,6 +347,10 @@ def export_model(
             loading, ONNX export, parity gate, writing; default silent;
             ``python -m export`` prints them to stderr with the time elapsed,
             :func:`verifier_export.progress.stderr_progress`).
+        kind: ``"nli"``, ``"grounding"`` or ``None`` (default: grounding for a hub id of
+            :data:`verifier.engine.kinds.KNOWN_GROUNDING_MODELS`, else NLI; docs/grounding.md).
+        template, support_label: for ``kind="grounding"`` of a model not in that table: the text it
+            reads (``{document}``, ``{claim}``, optionally ``{eos}``) and the column of "supported" (0 or 1).
 
     A source whose ``config.json`` carries
     :data:`verifier.engine.manifest.RANDOM_WEIGHTS_CONFIG_KEY` (every seeded test
@@ -365,6 +380,7 @@ def export_model(
         ('contradiction', 'entailment', 'neutral')
     """
     attention = _check_arguments(opset, max_length, atol, attention)
+    grounding = plan_grounding(model_id or model, kind=kind, template=template, support_label=support_label)
     kind, pinned = plan_source(model, revision, default_model=DEFAULT_MODEL, default_revision=DEFAULT_REVISION)
     local = kind == "local"
     if model_id is not None and not local:
@@ -401,6 +417,7 @@ def export_model(
         attention=attention,
         onnx_hook=onnx_hook,
         progress=or_silent(progress),
+        grounding=grounding,
         resolving=(f"using the local folder {checked.path}" if checked is not None
                    else f"reading {model}@{pinned} from the Hugging Face cache (HF_HUB_OFFLINE)" if hub_offline()
                    else f"downloading {model}@{pinned} from the Hugging Face hub (cached files are reused)"),

@@ -40,7 +40,7 @@ from verifier.engine.golden import (
 )
 from verifier.engine.manifest import TOKENIZER_NAME, Manifest
 from verifier.engine.session import create_session, session_options
-from verifier.engine.tokenization import encode_pairs, load_tokenizer, pad_encodings
+from verifier.engine.tokenization import encode_for_model, load_tokenizer, pad_encodings
 
 from .errors import ExportError, ManifestError, one_line
 from .manifest import verify_export_dir
@@ -88,7 +88,7 @@ def compare_golden(
     model_dir = Path(model_dir)
     golden, reference = read_export_golden(model_dir, manifest)
     tokenizer = load_tokenizer(model_dir / TOKENIZER_NAME, max_length=manifest.max_length)
-    encodings = encode_pairs(tokenizer, golden.pairs)
+    encodings = encode_for_model(tokenizer, golden.pairs, manifest.grounding)
     path = model_dir / onnx_file
     if session is None:
         session = create_session(path, session_options(), where=str(path), error=error)

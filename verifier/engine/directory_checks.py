@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .golden import GOLDEN_NAME, Golden
+from .kinds import GROUNDING_LABELS, describe_kind
 from .manifest import CONFIG_NAME, MANIFEST_NAME, NLI_LABELS, Manifest
 from ..strictjson import loads as strict_loads
 from ..types import ClaimVerificationError
 
-__all__ = ["check_identity", "check_labels", "model_file_of", "parse_config", "check_golden_settings", "check_config_labels"]
+__all__ = ["check_kind", "check_identity", "check_labels", "model_file_of", "parse_config", "check_golden_settings", "check_config_labels"]
 
 
 def check_identity(
@@ -36,8 +37,31 @@ def check_identity(
         )
 
 
+def check_kind(model_dir: Path, manifest: Manifest, expected_kind: Optional[str]) -> None:
+    """The directory must hold the kind of model the caller scores with (docs/grounding.md); ``None``: any kind.
+
+    Raises:
+        ClaimVerificationError: another kind, naming both.
+    """
+    if expected_kind is not None and manifest.kind != expected_kind:
+        wanted = "ClaimVerifier and verify need" if expected_kind == "nli" else "GroundingChecker and ground need"
+        raise ClaimVerificationError(
+            f"model directory {model_dir} holds {describe_kind(manifest.kind)} ({manifest.model}), but "
+            f"{describe_kind(expected_kind)} is expected here: {wanted} {describe_kind(expected_kind)}"
+        )
+
+
 def check_labels(model_dir: Path, manifest: Manifest) -> None:
     labels = manifest.labels
+    if manifest.grounding is not None:
+        column = manifest.grounding.support_column
+        wanted = GROUNDING_LABELS if column == 1 else GROUNDING_LABELS[::-1]
+        if tuple(labels) != wanted:
+            raise ClaimVerificationError(
+                f"grounding model in {model_dir} has labels {list(labels)}; with support column {column} "
+                f"they must be {list(wanted)}"
+            )
+        return
     if len(labels) != len(NLI_LABELS) or set(labels) != NLI_LABELS:
         raise ClaimVerificationError(
             f"model in {model_dir} has labels {list(labels)}; a three-label NLI model with exactly "
@@ -113,7 +137,10 @@ def check_golden_settings(model_dir: Path, manifest: Manifest, golden: Golden) -
     Raises:
         ClaimVerificationError: a recorded setting differs (each is named).
     """
-    pairs = {"max_length": (manifest.max_length, golden.max_length), "pad_token_id": (manifest.pad_token_id, golden.pad_token_id)}
+    pairs: dict[str, tuple[object, object]] = {
+        "max_length": (manifest.max_length, golden.max_length), "pad_token_id": (manifest.pad_token_id, golden.pad_token_id)}
+    if manifest.grounding is not None:  # the label order the support column is read by is the hashed golden file's
+        pairs["labels"] = (list(manifest.labels), list(golden.labels))
     differ = [
         f"{name} {ours} but {GOLDEN_NAME} {theirs}"
         for name, (ours, theirs) in pairs.items()
@@ -134,6 +161,8 @@ def check_config_labels(model_dir: Path, manifest: Manifest, config: dict[str, A
         ClaimVerificationError: no readable id2label, or labels that differ.
     """
     path = model_dir / CONFIG_NAME
+    if manifest.grounding is not None:
+        return  # a checkpoint's own names (LABEL_0/LABEL_1, or none for a T5): the order is golden.json's, checked at open
     try:
         id2label = {int(key): str(value).strip().lower() for key, value in config["id2label"].items()}
         labels = tuple(id2label[index] for index in range(len(id2label)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..engine_identity import EngineIdentity
+from ..engine_identity import EngineIdentity, GroundingParts
 from ..types import ClaimVerificationError
 from .manifest import TOKENIZER_NAME, Manifest
 from .ov_session import OPENVINO_PROVIDER, openvino_version
@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..options import RuntimeOptions
     from .model_directory import ModelDirectory
 
-__all__ = ["float32_graph", "precision_of", "runtime_of", "runtime_version", "engine_identity", "identity_for_options",
+__all__ = ["grounding_parts", "float32_graph", "precision_of", "runtime_of", "runtime_version", "engine_identity", "identity_for_options",
            "identity_for_directory"]
 
 
@@ -123,6 +123,19 @@ def engine_identity(
         padding=padding,
         graph_optimization_level=graph_optimization_level,
         providers=[OPENVINO_PROVIDER] if runtime == "openvino" else list(providers),
+        grounding=grounding_parts(manifest),
+    )
+
+
+def grounding_parts(manifest: Manifest) -> Optional[GroundingParts]:
+    """How a grounding directory reads a (document, claim) pair, for its identity; ``None`` for NLI."""
+    record = manifest.grounding
+    if record is None:
+        return None
+    return GroundingParts(
+        architecture=record.architecture, template=record.template, max_length=manifest.max_length,
+        truncation_side=record.truncation_side, labels=manifest.labels, support_column=record.support_column,
+        label_token_ids=record.label_token_ids,
     )
 
 

@@ -41,6 +41,7 @@ class ModelHandle:
         score_cache: the persistent score store to open at load (``None``: none).
         missing_hint: appended to the load error when ``model_dir`` does not exist (where a default
             lookup looked: :func:`verifier.options.describe_lookup`).
+        kind: the model kind scored (:mod:`verifier.engine.kinds`); a directory of another kind is refused.
     """
 
     def __init__(
@@ -56,7 +57,9 @@ class ModelHandle:
         padding: str = "batched",
         score_cache: Optional[StoreSettings] = None,
         missing_hint: str = "",
+        kind: str = "nli",
     ) -> None:
+        self._kind = kind
         self._model_dir = model_dir
         self._missing_hint = missing_hint
         self._variant = variant
@@ -215,6 +218,7 @@ class ModelHandle:
                 expected_model=self._expected_model,
                 expected_revision=self._expected_revision,
                 settings=self._session_settings,
+                kind=self._kind,
             )
         except ClaimVerificationError as exc:
             hint = self._missing_hint if self._missing_hint and not self._model_dir.exists() else ""

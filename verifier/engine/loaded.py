@@ -26,7 +26,7 @@ from .manifest import Manifest
 from .model_directory import ModelDirectory
 from .ov_session import OPENVINO_PROVIDER
 from .session import DEFAULT_PROVIDERS, create_session, graph_io, release_free_heap, session_options
-from .tokenization import encode_pairs
+from .tokenization import encode_for_model
 from ..types import ClaimVerificationError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -105,8 +105,9 @@ class LoadedModel:
         expected_model: Optional[str],
         expected_revision: Optional[str],
         settings: SessionSettings,
+        kind: str = "nli",
     ) -> "LoadedModel":
-        """Open, verify and load ``model_dir`` (variant ``variant``).
+        """Open, verify and load ``model_dir`` (variant ``variant``) holding a model of ``kind``.
 
         Raises:
             ClaimVerificationError: any check of
@@ -115,7 +116,7 @@ class LoadedModel:
                 the engine cannot feed (:func:`verifier.engine.session.graph_io`).
         """
         directory = ModelDirectory.open(
-            model_dir, variant, expected_model=expected_model, expected_revision=expected_revision
+            model_dir, variant, expected_model=expected_model, expected_revision=expected_revision, kind=kind
         )
         if directory.random_weights:
             _LOG.warning("%s holds a random-weights model: its probabilities mean nothing", model_dir)
@@ -181,13 +182,17 @@ class LoadedModel:
         return self.run_encoded(self.encode(pairs), batching)
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list["Encoding"]:
-        """Tokenize ``pairs`` in one Rust call (:func:`verifier.engine.tokenization.encode_pairs`).
+        """Tokenize ``pairs`` in one Rust call (:func:`verifier.engine.tokenization.encode_for_model`).
+
+        A grounding model's (document, claim) pairs are first rendered into one text each by the
+        manifest's template (:func:`verifier.engine.kinds.render`) and tokenized as single sequences
+        (:func:`verifier.engine.tokenization.encode_texts`).
 
         Raises:
             ClaimVerificationError: the tokenizer failed.
         """
         try:
-            return encode_pairs(self.tokenizer, pairs)
+            return encode_for_model(self.tokenizer, pairs, self.manifest.grounding)
         except Exception as exc:  # tokenizers raises plain Exception subclasses
             raise ClaimVerificationError(f"tokenization of {len(pairs)} pairs failed: {exc}") from exc
 
@@ -261,7 +266,7 @@ class LoadedModel:
         atol, gate = parity.atol, parity.max_prob_diff_gate
         if atol is None and gate is None:  # an ungated report: golden.json's own tolerance
             atol = golden.atol if golden.atol is not None else DEFAULT_GOLDEN_ATOL
-        encodings = encode_pairs(self.tokenizer, golden.pairs)
+        encodings = self.encode(golden.pairs)
         actual = self.run(golden.pairs, batching).logits
         comparison = compare_to_golden(
             reference, [actual], token_ids=[encoding.ids for encoding in encodings], recorded_ids=golden.recorded_ids

@@ -17,7 +17,18 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_validator,
+    model_serializer,
+)
+
+from .kinds import GroundingRecord, ModelKind
 
 from ..strictjson import DuplicateKeyError
 from ..strictjson import loads as strict_loads
@@ -30,6 +41,7 @@ __all__ = [
     "RANDOM_WEIGHTS_CONFIG_KEY",
     "REQUIRED_FILES",
     "NLI_LABELS",
+    "GroundingRecord",
     "FileRecord",
     "ParityReport",
     "VariantRecord",
@@ -200,7 +212,10 @@ class Manifest(BaseModel):
     ``random_weights`` marks smoke/test models whose decisions mean nothing.
     ``attention`` is how the exported graph computes attention (``span``:
     span-sliced relative attention; ``None`` in manifests written before it
-    was recorded).
+    was recorded). ``kind`` is the model kind (:mod:`verifier.engine.kinds`):
+    ``"nli"`` (the default, and every manifest written before kinds existed) or
+    ``"grounding"``, whose ``grounding`` record says how a (document, claim) pair
+    is read. An NLI manifest is written without either field, byte for byte as before.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
@@ -224,6 +239,23 @@ class Manifest(BaseModel):
     identity: Optional[IdentityRecord] = None
     attention: Optional[Literal["stock", "span"]] = None
     created_at: str
+    kind: ModelKind = "nli"
+    grounding: Optional[GroundingRecord] = None
+
+    @model_serializer(mode="wrap")
+    def _nli_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        # An NLI manifest keeps its earlier bytes, so older readers (which refuse unknown fields) still read it.
+        data: dict[str, object] = handler(self)
+        if self.kind == "nli" and self.grounding is None:
+            data.pop("kind", None)
+            data.pop("grounding", None)
+        return data
+
+    @model_validator(mode="after")
+    def _grounding_needs_its_kind(self) -> "Manifest":
+        if (self.kind == "grounding") != (self.grounding is not None):
+            raise ValueError("a grounding manifest needs its grounding record, and only a grounding manifest has one")
+        return self
 
     @field_validator("format_version", mode="before")
     @classmethod

@@ -35,6 +35,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from .directory_checks import (
+    check_kind,
     check_config_labels,
     check_golden_settings,
     check_identity,
@@ -71,6 +72,13 @@ __all__ = ["OUTPUT_LABELS", "ModelDirectory", "create_hint"]
 #: Column order of every scorer's output: probabilities are always reported as
 #: (entailment, contradiction, neutral) (docs/decision.md).
 OUTPUT_LABELS: tuple[str, str, str] = ("entailment", "contradiction", "neutral")
+
+
+def _permutation(manifest: Manifest) -> np.ndarray:
+    """int64 column order to :data:`OUTPUT_LABELS` (NLI); a grounding model's columns stay as recorded."""
+    if manifest.grounding is not None:
+        return np.arange(len(manifest.labels), dtype=np.int64)
+    return np.array([manifest.labels.index(label) for label in OUTPUT_LABELS], dtype=np.int64)
 
 
 def create_hint(expected_model: Optional[str], expected_revision: Optional[str], model_dir: Path) -> str:
@@ -164,6 +172,7 @@ class ModelDirectory:
         *,
         expected_model: Optional[str] = None,
         expected_revision: Optional[str] = None,
+        kind: Optional[str] = "nli",
     ) -> "ModelDirectory":
         """Read and verify ``path`` for ``variant`` (the model file itself is hashed when read).
 
@@ -173,6 +182,9 @@ class ModelDirectory:
             expected_model: when given, the manifest's ``model`` must equal it.
             expected_revision: when given, it must be the manifest's requested
                 revision, resolved commit or :attr:`Manifest.revision`.
+            kind: the model kind the caller scores with (:mod:`verifier.engine.kinds`):
+                ``"nli"`` (default) or ``"grounding"``; a directory of the other kind is refused
+                (``None``: either, for the exporter's own checks).
 
         Raises:
             ClaimVerificationError: the directory or its manifest is missing or
@@ -207,6 +219,7 @@ class ModelDirectory:
             manifest = parse_manifest(raw := manifest_bytes(model_dir))
         except (ValidationError, ValueError, OSError) as exc:
             raise ClaimVerificationError(f"{manifest_path} is not a valid manifest: {one_line(exc)}") from exc
+        check_kind(model_dir, manifest, kind)
         check_identity(model_dir, manifest, expected_model, expected_revision)
         check_labels(model_dir, manifest)
         model_file = model_file_of(model_dir, manifest, variant)
@@ -228,7 +241,7 @@ class ModelDirectory:
             manifest=manifest,
             variant=variant,
             model_file=model_file,
-            permutation=np.array([manifest.labels.index(label) for label in OUTPUT_LABELS], dtype=np.int64),
+            permutation=_permutation(manifest),
             random_weights=manifest.random_weights,
         )
         config = parse_config(directory.read_verified(CONFIG_NAME), model_dir / CONFIG_NAME)

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from .kinds import GroundingRecord, render
 from .long_pairs import LONG_TEXT_CHARS, encode_long_pairs
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from tokenizers import Encoding, Tokenizer
 
-__all__ = ["TRUNCATION", "load_tokenizer", "tokenizer_from_json", "encode_pairs", "pad_encodings"]
+__all__ = ["TRUNCATION", "load_tokenizer", "tokenizer_from_json", "encode_pairs", "encode_texts", "encode_for_model",
+           "pad_encodings"]
 
 #: How a pair longer than the maximum length is cut (what transformers' ``truncation=True`` does for pairs).
 TRUNCATION = "longest_first"
@@ -85,6 +87,35 @@ def encode_pairs(tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]]) -> li
     encoded_short = iter(encode(short, add_special_tokens=True) if short else [])
     encoded_long = iter(encode_long_pairs(tokenizer, [pair for i, pair in enumerate(inputs) if i in long]))
     return [next(encoded_long) if i in long else next(encoded_short) for i in range(len(inputs))]
+
+
+def encode_texts(tokenizer: "Tokenizer", texts: Sequence[str], *, add_special_tokens: bool = True) -> list["Encoding"]:
+    """Tokenize single texts in one Rust batch call (a grounding model's rendered inputs, docs/grounding.md).
+
+    A single sequence longer than the maximum length loses its end (``longest_first`` on one
+    sequence cuts from the right, as transformers' ``truncation=True`` does with
+    ``truncation_side="right"``); ``Encoding.overflowing`` is then non-empty.
+
+    Raises:
+        Exception: ``tokenizers`` failed.
+    """
+    encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
+    return list(encode(list(texts), add_special_tokens=add_special_tokens))
+
+
+def encode_for_model(
+    tokenizer: "Tokenizer", pairs: Sequence[tuple[str, str]], grounding: "GroundingRecord | None"
+) -> list["Encoding"]:
+    """Tokenize pairs as the model of a manifest reads them: NLI (premise, hypothesis) text pairs
+    (:func:`encode_pairs`), or -- with the manifest's ``grounding`` record -- (document, claim) pairs
+    rendered by its template into single texts (:func:`encode_texts`; docs/grounding.md).
+
+    Raises:
+        ValueError, Exception: as :func:`encode_pairs` and :func:`encode_texts`.
+    """
+    if grounding is None:
+        return encode_pairs(tokenizer, pairs)
+    return encode_texts(tokenizer, [render(grounding.template, document, claim) for document, claim in pairs])
 
 
 def pad_encodings(

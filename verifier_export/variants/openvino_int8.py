@@ -27,7 +27,7 @@ import numpy as np
 
 from verifier.engine.manifest import TOKENIZER_NAME, Manifest
 from verifier.engine.ov_session import OpenVinoSession, check_precision, cpu_capabilities
-from verifier.engine.tokenization import encode_pairs, load_tokenizer, pad_encodings
+from verifier.engine.tokenization import encode_for_model, load_tokenizer, pad_encodings
 
 from ..errors import ExportError
 from ..recheck import read_export_golden
@@ -41,7 +41,7 @@ def calibration_feeds(model_dir: Path, manifest: Manifest) -> list[dict[str, np.
     tokenizer = load_tokenizer(model_dir / TOKENIZER_NAME, max_length=manifest.max_length)
     with_types = "token_type_ids" in manifest.inputs
     feeds = []
-    for encoding in encode_pairs(tokenizer, golden.pairs):
+    for encoding in encode_for_model(tokenizer, golden.pairs, manifest.grounding):
         arrays = pad_encodings([encoding], pad_token_id=manifest.pad_token_id, with_token_type_ids=with_types)
         feeds.append({name: arrays[name] for name in manifest.inputs})
     return feeds
