@@ -46,6 +46,12 @@ Usage::
     signature with ``--public-key``, and reports every record that does not
     hold (:mod:`verifier.cli.check`; docs/audit.md).
 
+``ground ROWS --model-dir DIR``
+    Document-level grounding checks with an exported grounding model
+    (MiniCheck, FactCG): P(support) per ``{"id", "document", "claim"}`` row,
+    MiniCheck's chunking or ``--no-chunking`` (:mod:`verifier.cli.ground`;
+    docs/grounding.md).
+
 ``keygen --out FILE``
     A new Ed25519 key pair for ``--sign-key`` and ``check --public-key``
     (:mod:`verifier.cli.keygen`).
@@ -163,7 +169,7 @@ __all__ = [
 ]
 
 #: The subcommands (modules of this package), in the order ``--help`` lists them.
-SUBCOMMANDS: tuple[str, ...] = ("verify", "info", "check", "assay", "serve", "keygen")
+SUBCOMMANDS: tuple[str, ...] = ("verify", "ground", "info", "check", "assay", "serve", "keygen")
 
 #: Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode).
 add_verify_parser = verify.add_parser

@@ -112,6 +112,7 @@ class Context:
 #: --help`` lists, also for a subcommand whose module :func:`verifier.cli.build_parser` does not import.
 SUMMARIES: dict[str, str] = {
     "verify": "verify claims from a JSON Lines file, or one --claim against --evidence passages",
+    "ground": "score {id, document, claim} rows with an exported grounding checker (MiniCheck, FactCG)",
     "info": "show the manifest of an exported model directory",
     "check": "check stored results: recompute their digests and report edited records",
     "assay": "measure a policy and its thresholds on labelled claims (metrics, intervals, sweep, gates)",

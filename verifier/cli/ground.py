@@ -1,0 +1,132 @@
+"""``ground``: document-level grounding checks with an exported grounding model (docs/grounding.md).
+
+Usage::
+
+    python -m verifier ground ROWS.jsonl --model-dir DIR [-o OUT.jsonl] [--no-chunking | --chunk-size N]
+
+Each input line is ``{"id": ..., "document": "...", "claim": "..."}`` (``id``
+optional: a string, an integer or null; no other key). Every row is checked
+before any model work: a bad row is ``INPUT line N: ...`` and exit 2, nothing
+written. Each output line (in input order) is::
+
+    {"id": ..., "claim": "...", "support_probability": 0.93, "supported": true, "label": 1,
+     "truncated": false, "chunks": [{"start": 0, "end": 812, "support_probability": 0.93, "truncated": false}],
+     "chunking": {"unit": "tokens", "size": 400, "splitter": "nltk-punkt"}, "engine": {...}}
+
+``chunks`` give each chunk's span in the document (``document[start:end]``) and
+its P(support); ``supported`` (and ``label``, MiniCheck's 0/1) is
+``support_probability > 0.5``; ``truncated`` says the model read only the start
+of some chunk (or, with ``--no-chunking``, of the document); ``engine`` is the
+engine identity (docs/audit.md), naming the grounding kind, template and
+maximum length. ``-o`` is written atomically. Exit status as ``verify``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from .common import SUMMARIES, Context, threads
+from .errors import EXIT_OK, UsageError, err
+from .inputs import open_lines
+from .output import check_output_paths, commit_all, open_outputs
+from ..strictjson import loads as strict_loads
+
+__all__ = ["add_parser", "run", "MAX_LINE_BYTES", "ROWS_PER_CALL"]
+
+#: The longest input line, in bytes (a document of a few million characters fits).
+MAX_LINE_BYTES = 32 << 20
+#: Rows checked per engine call: their chunks go through the model in one batched pass.
+ROWS_PER_CALL = 64
+_KEYS = {"id", "document", "claim"}
+
+
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
+    """Register ``ground``."""
+    parser = subparsers.add_parser(
+        "ground", help=SUMMARIES["ground"],
+        description="Score JSON Lines rows {id, document, claim} with an exported grounding checker (MiniCheck, "
+        "FactCG): P(support) as the maximum over MiniCheck's chunks, supported when > 0.5.",
+    )
+    parser.add_argument("input", metavar="INPUT", help="JSON Lines rows {\"id\", \"document\", \"claim\"} (- for stdin)")
+    parser.add_argument("--model-dir", type=Path, required=True, metavar="DIR",
+                        help="an exported grounding model directory (python -m export --model lytang/MiniCheck-...)")
+    parser.add_argument("-o", "--output", type=Path, default=None, metavar="OUT",
+                        help="write results here, atomically (default: stdout)")
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--no-chunking", action="store_true",
+                     help="score each whole document, cut at the model's maximum length (PRME's WiCE protocol)")
+    how.add_argument("--chunk-size", type=int, default=None, metavar="N",
+                     help="units per chunk (default: the model's, 400 tokens or 500 words for Flan-T5)")
+    parser.add_argument("--splitter", choices=("auto", "nltk-punkt", "nltk-punkt-untrained"), default="auto",
+                        help="sentence splitter for chunking (default auto: NLTK's trained Punkt when its punkt_tab "
+                        "data is installed, else its untrained Punkt; docs/grounding.md)")
+    parser.add_argument("--variant", default=None, help="a variant recorded in the manifest (default: float32 model.onnx)")
+    parser.add_argument("--threads", type=threads, default=None, metavar="N", help="onnxruntime intra-op threads")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _row(number: int, text: str, source: str) -> dict[str, Any]:
+    where = f"{source} line {number}"
+    try:
+        row = strict_loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"error: {where}: not JSON: {' '.join(str(exc).split())}") from None
+    if not isinstance(row, dict):
+        raise UsageError(f"error: {where}: must be a JSON object with document and claim")
+    unknown = sorted(set(row) - _KEYS)
+    if unknown:
+        raise UsageError(f"error: {where}: field {unknown[0]}: unknown (rows hold id, document and claim)")
+    for field in ("document", "claim"):
+        value = row.get(field)
+        if not isinstance(value, str):
+            raise UsageError(f"error: {where}: field {field}: must be a string, got {type(value).__name__}")
+        if not value.strip():
+            raise UsageError(f"error: {where}: field {field}: empty; a {field} needs a visible character")
+    ident = row.get("id")
+    if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
+        raise UsageError(f"error: {where}: field id: must be a string, an integer or null")
+    return row
+
+
+def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
+    """Run ``ground`` (``context`` is unused)."""
+    from ..grounding import GroundingChecker
+
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise UsageError(f"error: --chunk-size {args.chunk_size}: must be at least 1 (--no-chunking scores whole documents)")
+    check_output_paths(args.input, args.output, None)
+    source = "<stdin>" if args.input == "-" else args.input
+    rows = [_row(number, text, source) for number, text in open_lines(args.input, MAX_LINE_BYTES) if text.strip()]
+    checker = GroundingChecker(args.model_dir, splitter=args.splitter, variant=args.variant,
+                               intra_op_num_threads=args.threads)
+    chunk_size = 0 if args.no_chunking else args.chunk_size
+    writers = open_outputs(args.output if args.output is not None else Path("-"), None)
+    supported = 0
+    try:
+        for start in range(0, len(rows), ROWS_PER_CALL):
+            part = rows[start:start + ROWS_PER_CALL]
+            results = checker.check_many([row["document"] for row in part], [row["claim"] for row in part],
+                                         chunk_size=chunk_size)
+            for row, result in zip(part, results):
+                supported += result.supported
+                line = {
+                    "id": row.get("id"), "claim": result.claim, "support_probability": result.support_probability,
+                    "supported": result.supported, "label": int(result.supported), "truncated": result.truncated,
+                    "chunks": [chunk.model_dump(mode="json", exclude={"text"}) for chunk in result.chunks],
+                    "chunking": None if result.chunking is None else result.chunking.model_dump(mode="json"),
+                    "engine": result.engine.model_dump(mode="json"),
+                }
+                writers[0].write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
+        commit_all(writers)
+    except BaseException:
+        for writer in writers:
+            writer.discard()
+        raise
+    if not args.quiet:
+        err(f"grounded {len(rows)} rows: {supported} supported, {len(rows) - supported} not")
+    return EXIT_OK
