@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CONTRACT = {"types", "fields", "options", "validation", "messages", "scoring", "argtypes", "strictjson", "small_files", "clash",
             "engine_identity"}
-FACADE = {"", "claim_verifier"}  # "" is verifier/__init__.py
+FACADE = {"", "claim_verifier", "grounding"}  # "" is verifier/__init__.py
 SURFACES = {"cli", "serve", "jsonbody", "assay", "distributed", "cluster_identity", "rows", "envelopes", "__main__"}
 HEAVY = {"torch", "transformers", "optimum", "export", "verifier_export", "bench"}
 MAX_MODULE_LINES = 500

@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
     from .engine.scorer import OnnxScorer
     from .engine.coalesce import CoalescingScorer, ScorerBusy
     from .engine_identity import EngineIdentity
+    from .engine.grounding_scorer import GroundingScorer
+    from .grounding import GroundingChecker, GroundingResult
     from .options import InputLimits, RuntimeOptions, default_model_dir
     from .scoring import RecordedScorer, Scorer, ScriptedScorer, validate_scores
     from .types import (
@@ -88,6 +90,9 @@ __all__ = [
     "ContextBundle",
     "EngineIdentity",
     "EpistemicType",
+    "GroundingChecker",
+    "GroundingResult",
+    "GroundingScorer",
     "EvidenceGroupScore",
     "EvidenceInput",
     "LifecycleState",
@@ -122,6 +127,9 @@ _LAZY = {
     "CoalescingScorer": "engine.coalesce",
     "ScorerBusy": "engine.coalesce",
     "EngineIdentity": "engine_identity",
+    "GroundingChecker": "grounding",
+    "GroundingResult": "grounding",
+    "GroundingScorer": "engine.grounding_scorer",
     "StrictRuling": "types",
     "default_model_dir": "options",
     "RecordedScorer": "scoring",

@@ -182,18 +182,14 @@ class ModelDirectory:
             expected_model: when given, the manifest's ``model`` must equal it.
             expected_revision: when given, it must be the manifest's requested
                 revision, resolved commit or :attr:`Manifest.revision`.
-            kind: the model kind the caller scores with (:mod:`verifier.engine.kinds`):
-                ``"nli"`` (default) or ``"grounding"``; a directory of the other kind is refused
-                (``None``: either, for the exporter's own checks).
+            kind: ``"nli"`` or ``"grounding"`` (:mod:`verifier.engine.kinds`): another kind is refused; ``None``: either.
 
         Raises:
-            ClaimVerificationError: the directory or its manifest is missing or
-                unreadable; a name in it is not a plain relative path; it does not
-                list a file the runtime reads; it holds another model or revision;
-                the label set is wrong; the variant is unknown or failed its gate;
-                ``config.json`` does not match its record or its id2label disagrees
-                with the manifest. Each message names the directory and says how
-                to fix it.
+            ClaimVerificationError: the directory or its manifest is missing or unreadable; a name in it
+                is not a plain relative path; it does not list a file the runtime reads; it holds another
+                kind, model or revision; the label set is wrong; the variant is unknown or failed its gate;
+                ``config.json`` does not match its record or its id2label disagrees with the manifest.
+                Each message names the directory and says how to fix it.
         """
         model_dir = Path(path)
         hint = create_hint(expected_model, expected_revision, model_dir)
