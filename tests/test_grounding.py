@@ -275,3 +275,40 @@ def test_export_refuses_a_three_label_model_as_a_grounding_checker(tiny_source_d
     with pytest.raises(ExportError, match=re.escape("--template need --kind grounding")):
         export_model(str(tiny_source_dir), template="{document}{claim}", output=tmp_path / "z")
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_ground_runs_prmes_wice_protocol(deberta_dir: Path, reference: Any, tmp_path: Path) -> None:
+    """WiCE's test rows (one per oracle variant) scored as PRME's registered protocol: per variant, the
+    non-blank evidence sentences joined by newlines; the claim's score is the maximum over its variants."""
+    rows = [
+        {"label": "supported", "supporting_sentences": [[0]], "claim": CLAIMS[0],
+         "evidence": [DOCUMENT.split("\n")[0], "  ", "Error rates stayed low."], "meta": {"id": "test00001"}},
+        {"label": "supported", "supporting_sentences": [[0]], "claim": CLAIMS[0],
+         "evidence": ["", DOCUMENT * 60], "meta": {"id": "test00001"}},
+        {"label": "not_supported", "supporting_sentences": [], "claim": CLAIMS[1],
+         "evidence": ["Passkeys were rolled out on Tuesday."], "meta": {"id": "test00002"}},
+        {"label": "partially_supported", "supporting_sentences": [[0]], "claim": CLAIMS[2],
+         "evidence": [DOCUMENT.split("\n")[1]], "meta": {"id": "test00003"}},
+    ]
+    source = tmp_path / "test.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    done = _ground(str(source), "--model-dir", str(deberta_dir), "--no-chunking", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["test00001", "test00002", "test00003"]
+    assert [line["oracle_variants"] for line in lines] == [2, 1, 1]
+    expected: dict[str, list[float]] = {}
+    for row in rows:
+        document = "\n".join(item for item in row["evidence"] if item.strip())
+        expected.setdefault(row["meta"]["id"], []).append(reference(document, row["claim"])[0])
+    predicted = []
+    for line in lines:
+        wanted = expected[line["id"]]
+        assert np.max(np.abs(np.array(line["variant_support_probabilities"]) - wanted)) <= 1e-4
+        assert line["support_probability"] == max(line["variant_support_probabilities"])
+        assert line["predicted_supported"] == (max(wanted) > 0.5)
+        predicted.append(line["predicted_supported"])
+    assert lines[0]["truncated"] and not lines[1]["truncated"]
+    tp = int(predicted[0])
+    fp = int(predicted[1]) + int(predicted[2])
+    assert f"TP {tp}, FP {fp}, TN {2 - fp}, FN {1 - tp};" in done.stderr

@@ -19,6 +19,12 @@ its P(support); ``supported`` (and ``label``, MiniCheck's 0/1) is
 of some chunk (or, with ``--no-chunking``, of the document); ``engine`` is the
 engine identity (docs/audit.md), naming the grounding kind, template and
 maximum length. ``-o`` is written atomically. Exit status as ``verify``.
+
+WiCE's test file (``--input-format wice``, or recognised by its keys) is scored
+as PRME's registered oracle-retrieval protocol (:mod:`verifier.cli.ground_wice`):
+one output line per claim with ``variant_support_probabilities``,
+``support_probability`` (their maximum) and ``predicted_supported``, and the
+confusion counts, precision, recall and balanced accuracy on stderr.
 """
 
 from __future__ import annotations
@@ -26,13 +32,17 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .common import SUMMARIES, Context, threads
 from .errors import EXIT_OK, UsageError, err
+from .ground_wice import WiceCase, binary_metrics, describe_metrics, is_wice_row, wice_cases
 from .inputs import open_lines
 from .output import check_output_paths, commit_all, open_outputs
 from ..strictjson import loads as strict_loads
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from ..grounding import GroundingChecker
 
 __all__ = ["add_parser", "run", "MAX_LINE_BYTES", "ROWS_PER_CALL"]
 
@@ -65,17 +75,23 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
                         "data is installed, else its untrained Punkt; docs/grounding.md)")
     parser.add_argument("--variant", default=None, help="a variant recorded in the manifest (default: float32 model.onnx)")
     parser.add_argument("--threads", type=threads, default=None, metavar="N", help="onnxruntime intra-op threads")
+    parser.add_argument("--input-format", choices=("auto", "rows", "wice"), default="auto",
+                        help="rows ({id, document, claim}) or wice (WiCE's test file: one line per oracle variant, "
+                        "scored as PRME's registered protocol; docs/grounding.md); default auto, by the first row's keys")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
     parser.set_defaults(func=run)
     return parser
 
 
-def _row(number: int, text: str, source: str) -> dict[str, Any]:
-    where = f"{source} line {number}"
+def _parse(number: int, text: str, source: str) -> Any:
     try:
-        row = strict_loads(text)
+        return strict_loads(text)
     except (ValueError, RecursionError) as exc:
-        raise UsageError(f"error: {where}: not JSON: {' '.join(str(exc).split())}") from None
+        raise UsageError(f"error: {source} line {number}: not JSON: {' '.join(str(exc).split())}") from None
+
+
+def _row(number: int, row: Any, source: str) -> dict[str, Any]:
+    where = f"{source} line {number}"
     if not isinstance(row, dict):
         raise UsageError(f"error: {where}: must be a JSON object with document and claim")
     unknown = sorted(set(row) - _KEYS)
@@ -101,32 +117,68 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
         raise UsageError(f"error: --chunk-size {args.chunk_size}: must be at least 1 (--no-chunking scores whole documents)")
     check_output_paths(args.input, args.output, None)
     source = "<stdin>" if args.input == "-" else args.input
-    rows = [_row(number, text, source) for number, text in open_lines(args.input, MAX_LINE_BYTES) if text.strip()]
+    parsed = [(number, _parse(number, text, source)) for number, text in open_lines(args.input, MAX_LINE_BYTES) if text.strip()]
+    wice = args.input_format == "wice" or (args.input_format == "auto" and bool(parsed) and is_wice_row(parsed[0][1]))
     checker = GroundingChecker(args.model_dir, splitter=args.splitter, variant=args.variant,
                                intra_op_num_threads=args.threads)
     chunk_size = 0 if args.no_chunking else args.chunk_size
+    if wice:
+        lines, summary = _wice_lines(checker, wice_cases(parsed, source), chunk_size)
+    else:
+        lines, summary = _row_lines(checker, [_row(number, row, source) for number, row in parsed], chunk_size)
     writers = open_outputs(args.output if args.output is not None else Path("-"), None)
-    supported = 0
     try:
-        for start in range(0, len(rows), ROWS_PER_CALL):
-            part = rows[start:start + ROWS_PER_CALL]
-            results = checker.check_many([row["document"] for row in part], [row["claim"] for row in part],
-                                         chunk_size=chunk_size)
-            for row, result in zip(part, results):
-                supported += result.supported
-                line = {
-                    "id": row.get("id"), "claim": result.claim, "support_probability": result.support_probability,
-                    "supported": result.supported, "label": int(result.supported), "truncated": result.truncated,
-                    "chunks": [chunk.model_dump(mode="json", exclude={"text"}) for chunk in result.chunks],
-                    "chunking": None if result.chunking is None else result.chunking.model_dump(mode="json"),
-                    "engine": result.engine.model_dump(mode="json"),
-                }
-                writers[0].write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
+        for line in lines:
+            writers[0].write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
         commit_all(writers)
     except BaseException:
         for writer in writers:
             writer.discard()
         raise
     if not args.quiet:
-        err(f"grounded {len(rows)} rows: {supported} supported, {len(rows) - supported} not")
+        err(summary)
     return EXIT_OK
+
+
+def _row_lines(checker: "GroundingChecker", rows: list[dict[str, Any]], chunk_size: Optional[int]) -> tuple[list[dict[str, Any]], str]:
+    """One output line per ``{id, document, claim}`` row, in input order, and the summary line."""
+    lines: list[dict[str, Any]] = []
+    for start in range(0, len(rows), ROWS_PER_CALL):
+        part = rows[start:start + ROWS_PER_CALL]
+        results = checker.check_many([row["document"] for row in part], [row["claim"] for row in part], chunk_size=chunk_size)
+        for row, result in zip(part, results):
+            lines.append({
+                "id": row.get("id"), "claim": result.claim, "support_probability": result.support_probability,
+                "supported": result.supported, "label": int(result.supported), "truncated": result.truncated,
+                "chunks": [chunk.model_dump(mode="json", exclude={"text"}) for chunk in result.chunks],
+                "chunking": None if result.chunking is None else result.chunking.model_dump(mode="json"),
+                "engine": result.engine.model_dump(mode="json"),
+            })
+    supported = sum(line["supported"] for line in lines)
+    return lines, f"grounded {len(lines)} rows: {supported} supported, {len(lines) - supported} not"
+
+
+def _wice_lines(checker: "GroundingChecker", cases: list[WiceCase], chunk_size: Optional[int]) -> tuple[list[dict[str, Any]], str]:
+    """One output line per WiCE claim (PRME's recorded fields, plus ``truncated`` and the engine), and the summary."""
+    lines: list[dict[str, Any]] = []
+    for start in range(0, len(cases), ROWS_PER_CALL):
+        part = cases[start:start + ROWS_PER_CALL]
+        results = checker.check_many([document for case in part for document in case.documents],
+                                     [case.claim for case in part for _ in case.documents], chunk_size=chunk_size)
+        at = 0
+        for case in part:
+            variants = results[at:at + len(case.documents)]
+            at += len(case.documents)
+            best = max(result.support_probability for result in variants)
+            lines.append({
+                "id": case.id, "label": case.label, "oracle_variants": len(variants),
+                "variant_support_probabilities": [result.support_probability for result in variants],
+                "support_probability": best, "predicted_supported": best > 0.5,
+                "truncated": any(result.truncated for result in variants),
+                "chunking": None if variants[0].chunking is None else variants[0].chunking.model_dump(mode="json"),
+                "engine": variants[0].engine.model_dump(mode="json"),
+            })
+    metrics = binary_metrics([line["label"] for line in lines], [line["predicted_supported"] for line in lines])
+    truncated = sum(line["truncated"] for line in lines)
+    return lines, (f"grounded {len(lines)} WiCE claims ({sum(len(case.documents) for case in cases)} oracle variants, "
+                   f"{truncated} claims with a variant cut at the maximum length): {describe_metrics(metrics)}")
