@@ -39,6 +39,7 @@ from .common import (
     REAL_TOKENIZER_FILES,
     real_tokenizer_dir,
 )
+from .grounding import GroundingArchitecture, build_tiny_grounding_model
 from .tiny import Architecture, build_tiny_model
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "Architecture",
     "real_tokenizer_dir",
     "build_tiny_model",
+    "GroundingArchitecture",
+    "build_tiny_grounding_model",
     "deberta_v3_base_config",
     "build_deberta_v3_base_random",
 ]
