@@ -312,3 +312,65 @@ def test_ground_runs_prmes_wice_protocol(deberta_dir: Path, reference: Any, tmp_
     tp = int(predicted[0])
     fp = int(predicted[1]) + int(predicted[2])
     assert f"TP {tp}, FP {fp}, TN {2 - fp}, FN {1 - tp};" in done.stderr
+
+
+@pytest.fixture(scope="module", params=["t5", "roberta"])
+def other_architecture(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, Path]:
+    """MiniCheck-Flan-T5- and -RoBERTa-shaped random models, exported as the copies of their hub ids."""
+    from verifier_export.pipeline import export_model
+
+    model_id = {"t5": "lytang/MiniCheck-Flan-T5-Large", "roberta": "lytang/MiniCheck-RoBERTa-Large"}[request.param]
+    source = _quiet_build(request.param, tmp_path_factory.mktemp(request.param) / "hf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = export_model(str(source), model_id=model_id, revision=REVISION, output=source.parent / "onnx")
+    return request.param, source, report.output_dir
+
+
+def _minicheck_reference(architecture: str, source: Path, document: str, claim: str) -> tuple[float, bool]:
+    """MiniCheck's own reading (minicheck/inference.py): RoBERTa ``doc + "</s>" + claim`` at 512 tokens, index 1;
+    Flan-T5 ``"predict: " + doc + "</s>" + claim`` at 2048, one decoder step from id 0, softmax of tokens 3 and 209."""
+    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tokenizer = AutoTokenizer.from_pretrained(str(source))
+        if architecture == "t5":
+            model = AutoModelForSeq2SeqLM.from_pretrained(str(source)).eval()
+        else:
+            model = AutoModelForSequenceClassification.from_pretrained(str(source)).eval()
+    text = tokenizer.eos_token.join([document, claim])
+    full = len(tokenizer(("predict: " if architecture == "t5" else "") + text)["input_ids"])
+    with torch.no_grad():
+        if architecture == "t5":
+            encoded = tokenizer(["predict: " + text], max_length=2048, truncation=True, padding=True, return_tensors="pt")
+            logits = model(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"],
+                           decoder_input_ids=torch.zeros((1, 1), dtype=torch.long)).logits.squeeze(1)
+            probabilities = torch.softmax(logits[:, torch.tensor([3, 209])], dim=-1)
+        else:
+            encoded = tokenizer([text], max_length=512, truncation=True, padding=True, return_tensors="pt")
+            probabilities = torch.softmax(model(**encoded).logits, dim=1)
+    return float(probabilities[0, 1]), full > (2048 if architecture == "t5" else 512)
+
+
+def test_flan_t5_and_roberta_score_as_minicheck(other_architecture: tuple[str, Path, Path]) -> None:
+    from verifier import GroundingChecker
+
+    architecture, source, directory = other_architecture
+    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    expected_template = "predict: {document}</s>{claim}" if architecture == "t5" else "{document}</s>{claim}"
+    assert manifest["grounding"]["template"] == expected_template
+    assert manifest["max_length"] == (2048 if architecture == "t5" else 512)
+    checker = GroundingChecker(directory, verify_golden=True)
+    documents = [DOCUMENT, DOCUMENT * 20, "Yes."]
+    results = checker.check_many(documents, [CLAIMS[0], CLAIMS[1], CLAIMS[2]], chunk_size=0)
+    for document, claim, result in zip(documents, CLAIMS, results):
+        expected, cut = _minicheck_reference(architecture, source, document, claim)
+        assert abs(result.support_probability - expected) <= 1e-4
+        assert result.truncated == cut
+    assert results[1].truncated and not results[2].truncated
+    if architecture == "t5":  # Flan-T5 chunks count whitespace words (500 by default)
+        result = checker.check(DOCUMENT, CLAIMS[0], chunk_size=20)
+        assert result.chunking is not None and result.chunking.unit == "words"
+        assert all(len(chunk.text.split()) <= 20 or "." not in chunk.text[:-1] for chunk in result.chunks)
+        assert len(result.chunks) > 2

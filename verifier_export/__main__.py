@@ -188,6 +188,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.smoke and (args.revision is not None or args.max_length is not None):
         parser.error("--smoke takes no --revision or --max-length")
+    if args.smoke and (args.template is not None or args.support_label is not None):
+        parser.error("--smoke takes no --template or --support-label (--smoke --kind grounding uses MiniCheck-DeBERTa's)")
     _quiet_third_party()
 
     try:
@@ -255,7 +257,7 @@ def _run(args: argparse.Namespace) -> int:
         status = run_variants(report.output_dir, args.variants, args, "export")
         if status:
             return status
-    print(_use_next(report.output_dir, report.manifest.model, report.manifest.revision), file=sys.stderr)
+    print(_use_next(report.output_dir, report.manifest.model, report.manifest.revision, report.manifest.kind), file=sys.stderr)
     return 0
 
 
@@ -264,7 +266,8 @@ def _export(args: argparse.Namespace, atol: float, attention: "Attention", progr
     from .pipeline import export_model, export_smoke
 
     if args.smoke:
-        return export_smoke(args.output, opset=args.opset, atol=atol, attention=attention, progress=progress)
+        return export_smoke(args.output, opset=args.opset, atol=atol, attention=attention, progress=progress,
+                            kind=args.kind or "nli")
     from verifier.types import DEFAULT_MODEL
 
     return export_model(
@@ -290,9 +293,14 @@ def _python() -> str:
     return python_command()
 
 
-def _use_next(output_dir: Path, model: str, revision: str) -> str:
-    """One line naming the command that uses the new directory."""
+def _use_next(output_dir: Path, model: str, revision: str, kind: str = "nli") -> str:
+    """One line naming the command that uses the new directory (``ground`` for a grounding model)."""
+    from verifier.messages import verifier_command
     from verifier.options import RuntimeOptions
+
+    if kind == "grounding":
+        rows = "examples/grounding.jsonl" if Path("examples/grounding.jsonl").is_file() else "ROWS.jsonl"
+        return f"next: {verifier_command()} ground {rows} --model-dir {shlex.quote(str(output_dir))}"
 
     default = RuntimeOptions().resolve_model_dir(model, revision)
     try:
@@ -300,8 +308,6 @@ def _use_next(output_dir: Path, model: str, revision: str) -> str:
     except OSError:  # pragma: no cover - unresolvable path
         is_default = False
     where = "" if is_default else f" --model-dir {shlex.quote(str(output_dir))}"
-    from verifier.messages import verifier_command
-
     if Path("examples/claims.jsonl").is_file():  # a checkout: its example claims
         return f"next: {verifier_command()} verify examples/claims.jsonl{where}"
     return (

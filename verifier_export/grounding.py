@@ -38,12 +38,24 @@ from verifier.engine.manifest import CONFIG_NAME, RANDOM_WEIGHTS_CONFIG_KEY, REQ
 from .errors import ExportError, LabelError, one_line
 from .graph import export_gated
 from .manifest import collect_versions, file_records, utc_now, write_manifest
-from .onnx import Attention, load_reference_tokenizer, onnx_graph_info, read_config, write_tokenizer_json
+from .onnx import (
+    Attention,
+    default_max_length,
+    load_reference_tokenizer,
+    onnx_graph_info,
+    read_config,
+    resolve_max_length,
+    write_tokenizer_json,
+)
 from .parity import GOLDEN_PAIRS, GoldenPair, ParityResult, run_parity
 from .progress import Progress
 from .source import ModelSource
 
-__all__ = ["GROUNDING_GOLDEN_PAIRS", "GroundingPlan", "plan_grounding", "build_grounding"]
+__all__ = ["GROUNDING_GOLDEN_PAIRS", "SMOKE_GROUNDING_MODEL", "GroundingPlan", "plan_grounding", "smoke_grounding_plan",
+           "build_grounding"]
+
+#: Model id recorded by ``python -m export --smoke --kind grounding`` (random weights, MiniCheck-DeBERTa's template).
+SMOKE_GROUNDING_MODEL = "smoke/tiny-minicheck-deberta"
 
 _OPTIONAL_FILES: tuple[str, ...] = ("tokenizer_config.json", "special_tokens_map.json")
 
@@ -138,6 +150,18 @@ def plan_grounding(
     return GroundingPlan(None, template, support_label, "sequence-classification")
 
 
+def smoke_grounding_plan(kind: str) -> Optional[GroundingPlan]:
+    """``--smoke --kind grounding``: MiniCheck-DeBERTa's template and settings for the seeded tiny model; ``None`` for nli.
+
+    Raises:
+        ExportError: an unknown kind.
+    """
+    if kind not in ("nli", "grounding"):
+        raise ExportError(f"--kind {kind}: must be nli or grounding")
+    known = known_grounding_model("lytang/MiniCheck-DeBERTa-v3-Large")
+    return GroundingPlan(known, None, None, "sequence-classification") if kind == "grounding" else None
+
+
 def _two_labels(config: dict[str, Any], where: Path, architecture: str) -> None:
     """A sequence classifier must have exactly two labels (a three-label NLI model is refused, naming both kinds)."""
     if architecture != "sequence-classification":
@@ -224,11 +248,8 @@ def build_grounding(
     optional = [name for name in _OPTIONAL_FILES if (source.path / name).is_file()]
     for name in optional:
         shutil.copyfile(source.path / name, staging / name)
-    resolved_max_length = max_length or (plan.known.max_length if plan.known is not None else 512)
-    positions = config.get("max_position_embeddings")
-    if config.get("position_biased_input", True) and isinstance(positions, int) and resolved_max_length > positions:
-        raise ExportError(f"--max-length {resolved_max_length}: exceeds the model's max_position_embeddings {positions} "
-                          "(absolute position embeddings)")
+    default = plan.known.max_length if plan.known is not None else default_max_length(reference_tokenizer, config)
+    resolved_max_length = resolve_max_length(max_length, default, config, config_path)
     pad_token_id = reference_tokenizer.pad_token_id if reference_tokenizer.pad_token_id is not None else config.get("pad_token_id")
     if not isinstance(pad_token_id, int) or pad_token_id < 0:
         raise ExportError(f"{source.path}: the tokenizer has no pad token and config.json no pad_token_id")

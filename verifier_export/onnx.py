@@ -38,6 +38,8 @@ __all__ = [
     "read_config",
     "read_labels",
     "default_max_length",
+    "MIN_EXPORT_MAX_LENGTH",
+    "resolve_max_length",
     "write_tokenizer_json",
     "load_reference_tokenizer",
     "load_torch_model",
@@ -123,6 +125,30 @@ def default_max_length(tokenizer: "PreTrainedTokenizerBase", config: dict[str, A
         return value
     positions = config.get("max_position_embeddings")
     return int(positions) if isinstance(positions, int) and positions > 0 else 512
+
+
+#: Smallest ``--max-length`` (the manifest's lower bound).
+MIN_EXPORT_MAX_LENGTH = 8
+
+
+def resolve_max_length(requested: Optional[int], default: int, config: dict[str, Any], where: Path) -> int:
+    """``requested`` (else ``default``), checked against the manifest's lower bound and, for a model with
+    absolute position embeddings, its ``max_position_embeddings``.
+
+    Raises:
+        ExportError: below :data:`MIN_EXPORT_MAX_LENGTH`, or beyond the model's positions.
+    """
+    max_length = requested if requested is not None else default
+    if max_length < MIN_EXPORT_MAX_LENGTH:
+        raise ExportError(f"{where}: max length {max_length} is below {MIN_EXPORT_MAX_LENGTH}")
+    positions = config.get("max_position_embeddings")
+    absolute_positions = bool(config.get("position_biased_input", True))
+    if absolute_positions and isinstance(positions, int) and max_length > positions:
+        raise ExportError(
+            f"--max-length {max_length}: exceeds the model's max_position_embeddings {positions} "
+            "(absolute position embeddings)"
+        )
+    return max_length
 
 
 def load_reference_tokenizer(model_dir: Path) -> "PreTrainedTokenizerBase":

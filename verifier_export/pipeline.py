@@ -42,7 +42,7 @@ from verifier.types import DEFAULT_MODEL, DEFAULT_REVISION
 from .errors import DownloadError, ExportError
 from .existing import check_target, redo_advice
 from .graph import export_gated
-from .grounding import GroundingPlan, build_grounding, plan_grounding
+from .grounding import SMOKE_GROUNDING_MODEL, GroundingPlan, build_grounding, plan_grounding, smoke_grounding_plan
 from .identity import establish, unnamed_local
 from .manifest import (
     collect_versions,
@@ -54,6 +54,7 @@ from .manifest import (
     write_manifest,
 )
 from .onnx import (
+    MIN_EXPORT_MAX_LENGTH,
     Attention,
     check_attention,
     default_max_length,
@@ -61,6 +62,7 @@ from .onnx import (
     load_torch_model,
     read_config,
     read_labels,
+    resolve_max_length,
     write_tokenizer_json,
 )
 from .parity import DEFAULT_ATOL, ParityResult, run_parity
@@ -90,7 +92,7 @@ __all__ = [
 #: Model id recorded in the manifest of a ``--smoke`` export.
 SMOKE_MODEL = "smoke/tiny-deberta-v2"
 #: Smallest ``--max-length`` (the manifest's lower bound).
-MIN_MAX_LENGTH = 8
+MIN_MAX_LENGTH = MIN_EXPORT_MAX_LENGTH
 #: Extra tokenizer files copied into the export when the source has them, so
 #: ``AutoTokenizer.from_pretrained(<export dir>)`` works for independent checks.
 _OPTIONAL_FILES: tuple[str, ...] = ("tokenizer_config.json", "special_tokens_map.json")
@@ -141,20 +143,6 @@ def _check_arguments(opset: Optional[int], max_length: Optional[int], atol: floa
     return check_attention(attention)
 
 
-def _resolve_max_length(requested: Optional[int], tokenizer: Any, config: dict[str, Any], where: Path) -> int:
-    max_length = requested if requested is not None else default_max_length(tokenizer, config)
-    if max_length < MIN_MAX_LENGTH:
-        raise ExportError(f"{where}: max length {max_length} is below {MIN_MAX_LENGTH}")
-    positions = config.get("max_position_embeddings")
-    absolute_positions = bool(config.get("position_biased_input", True))
-    if absolute_positions and isinstance(positions, int) and max_length > positions:
-        raise ExportError(
-            f"--max-length {max_length}: exceeds the model's max_position_embeddings {positions} "
-            "(absolute position embeddings)"
-        )
-    return max_length
-
-
 def _build(
     source: ModelSource,
     staging: Path,
@@ -186,7 +174,7 @@ def _build(
     for name in optional:
         shutil.copyfile(source.path / name, staging / name)
 
-    resolved_max_length = _resolve_max_length(max_length, reference_tokenizer, config, config_path)
+    resolved_max_length = resolve_max_length(max_length, default_max_length(reference_tokenizer, config), config, config_path)
     pad_token_id = reference_tokenizer.pad_token_id
     if pad_token_id is None:
         pad_token_id = config.get("pad_token_id")
@@ -449,8 +437,10 @@ def export_smoke(
     atol: float = DEFAULT_ATOL,
     attention: Attention = "span",
     progress: Optional[Progress] = None,
+    kind: str = "nli",
 ) -> ExportReport:
-    """Build the seeded tiny DeBERTa-v2 test model and export it (``--smoke``).
+    """Build the seeded tiny DeBERTa-v2 test model and export it (``--smoke``; ``kind="grounding"``: a
+    MiniCheck-DeBERTa-shaped two-label model read through MiniCheck's template, docs/grounding.md).
 
     The manifest records ``source="smoke"``, ``random_weights=True`` and
     ``model=SMOKE_MODEL``: the directory is for plumbing checks only, its
@@ -470,21 +460,22 @@ def export_smoke(
     Raises:
         ExportError: as :func:`export_model`.
     """
-    from .testmodels import build_tiny_model  # test support, only for --smoke
+    from .testmodels import build_tiny_grounding_model, build_tiny_model  # test support, only for --smoke
 
     attention = _check_arguments(opset, None, atol, attention)
     revision = f"seed{seed}"
-    target = Path(output) if output is not None else default_model_dir("tiny-deberta-v2-smoke", revision)
+    grounding = smoke_grounding_plan(kind)
+    model, name = (SMOKE_GROUNDING_MODEL, "tiny-minicheck-smoke") if grounding else (SMOKE_MODEL, "tiny-deberta-v2-smoke")
+    target = Path(output) if output is not None else default_model_dir(name, revision)
     with tempfile.TemporaryDirectory(prefix="claim-verifier-smoke-") as scratch:
 
         def resolve() -> ModelSource:
-            path = build_tiny_model(Path(scratch) / "tiny-deberta-v2", seed=seed)
-            return ModelSource(
-                model=SMOKE_MODEL, path=path, kind="smoke", requested_revision=revision, resolved_revision=None
-            )
+            path = (build_tiny_grounding_model(Path(scratch) / name, architecture="deberta-v2", seed=seed) if grounding
+                    else build_tiny_model(Path(scratch) / name, seed=seed))
+            return ModelSource(model=model, path=path, kind="smoke", requested_revision=revision, resolved_revision=None)
 
         return _run(
-            model=SMOKE_MODEL,
+            model=model,
             kind="smoke",
             revision=revision,
             target=target,
@@ -497,4 +488,5 @@ def export_smoke(
             onnx_hook=None,
             progress=or_silent(progress),
             resolving=f"building the seeded tiny random model (seed {seed})",
+            grounding=grounding,
         )
