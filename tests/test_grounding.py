@@ -314,17 +314,25 @@ def test_ground_runs_prmes_wice_protocol(deberta_dir: Path, reference: Any, tmp_
     assert f"TP {tp}, FP {fp}, TN {2 - fp}, FN {1 - tp};" in done.stderr
 
 
-@pytest.fixture(scope="module", params=["t5", "roberta"])
-def other_architecture(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, Path]:
-    """MiniCheck-Flan-T5- and -RoBERTa-shaped random models, exported as the copies of their hub ids."""
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``exported(architecture)``: MiniCheck-Flan-T5- and -RoBERTa-shaped random models, each exported once as
+    the copy of its hub id: ``(architecture, source, directory)``."""
     from verifier_export.pipeline import export_model
 
-    model_id = {"t5": "lytang/MiniCheck-Flan-T5-Large", "roberta": "lytang/MiniCheck-RoBERTa-Large"}[request.param]
-    source = _quiet_build(request.param, tmp_path_factory.mktemp(request.param) / "hf")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = export_model(str(source), model_id=model_id, revision=REVISION, output=source.parent / "onnx")
-    return request.param, source, report.output_dir
+    made: dict[str, tuple[str, Path, Path]] = {}
+
+    def export(architecture: str) -> tuple[str, Path, Path]:
+        if architecture not in made:
+            model_id = {"t5": "lytang/MiniCheck-Flan-T5-Large", "roberta": "lytang/MiniCheck-RoBERTa-Large"}[architecture]
+            source = _quiet_build(architecture, tmp_path_factory.mktemp(architecture) / "hf")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                report = export_model(str(source), model_id=model_id, revision=REVISION, output=source.parent / "onnx")
+            made[architecture] = (architecture, source, report.output_dir)
+        return made[architecture]
+
+    return export
 
 
 def _minicheck_reference(architecture: str, source: Path, document: str, claim: str) -> tuple[float, bool]:
@@ -353,10 +361,11 @@ def _minicheck_reference(architecture: str, source: Path, document: str, claim: 
     return float(probabilities[0, 1]), full > (2048 if architecture == "t5" else 512)
 
 
-def test_flan_t5_and_roberta_score_as_minicheck(other_architecture: tuple[str, Path, Path]) -> None:
+@pytest.mark.parametrize("name", ["t5", "roberta"])
+def test_flan_t5_and_roberta_score_as_minicheck(exported: Any, name: str) -> None:
     from verifier import GroundingChecker
 
-    architecture, source, directory = other_architecture
+    architecture, source, directory = exported(name)
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     expected_template = "predict: {document}</s>{claim}" if architecture == "t5" else "{document}</s>{claim}"
     assert manifest["grounding"]["template"] == expected_template
@@ -374,3 +383,34 @@ def test_flan_t5_and_roberta_score_as_minicheck(other_architecture: tuple[str, P
         assert result.chunking is not None and result.chunking.unit == "words"
         assert all(len(chunk.text.split()) <= 20 or "." not in chunk.text[:-1] for chunk in result.chunks)
         assert len(result.chunks) > 2
+
+
+def test_a_graph_with_external_data_loads_and_is_held_to_its_record(exported: Any, tmp_path: Path) -> None:
+    """MiniCheck-Flan-T5-Large is ~3 GB in float32, past protobuf's 2 GB: its export keeps the weights in
+    ``model.onnx.data``. The runtime loads the graph from its verified descriptor, so it names the data's
+    folder to onnxruntime after hashing the data file against the manifest."""
+    import hashlib
+    import shutil
+
+    import onnx
+
+    from verifier.engine.grounding_scorer import GroundingScorer
+
+    _, _, directory = exported("t5")
+    copy = Path(shutil.copytree(directory, tmp_path / "external"))
+    onnx.save_model(onnx.load(str(directory / "model.onnx")), str(copy / "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="model.onnx.data", size_threshold=0)
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    for name in ("model.onnx", "model.onnx.data"):
+        data = (copy / name).read_bytes()
+        manifest["files"][name] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    pairs = [(DOCUMENT, claim) for claim in CLAIMS]
+    assert np.array_equal(GroundingScorer(copy).score(pairs), GroundingScorer(directory).score(pairs))
+    with open(copy / "model.onnx.data", "r+b") as handle:
+        handle.seek(100)
+        byte = handle.read(1)
+        handle.seek(100)
+        handle.write(bytes([byte[0] ^ 1]))
+    with pytest.raises(ClaimVerificationError, match=r"model.onnx.data: sha256 [0-9a-f]{64} size \d+ != manifest"):
+        GroundingScorer(copy).score(pairs)

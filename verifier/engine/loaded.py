@@ -22,7 +22,7 @@ import numpy as np
 
 from .batching import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS, BatchedLogits, run_batches
 from .golden import DEFAULT_GOLDEN_ATOL, GOLDEN_NAME, GoldenFormatError, compare_to_golden, quote_indices
-from .manifest import Manifest
+from .manifest import Manifest, resolve_inside, sha256_file
 from .model_directory import ModelDirectory
 from .ov_session import OPENVINO_PROVIDER
 from .session import DEFAULT_PROVIDERS, create_session, graph_io, release_free_heap, session_options
@@ -33,7 +33,40 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from onnxruntime import InferenceSession  # type: ignore[import-untyped,unused-ignore]
     from tokenizers import Encoding, Tokenizer  # type: ignore[import-untyped,unused-ignore]
 
-__all__ = ["SessionFactory", "SessionSettings", "BatchSettings", "LoadedModel"]
+__all__ = ["SessionFactory", "SessionSettings", "BatchSettings", "LoadedModel", "EXTERNAL_DATA_FOLDER_KEY",
+           "external_data_entries"]
+
+#: onnxruntime's session config key naming the folder of a graph's external data when the graph itself is
+#: loaded from a descriptor or bytes (the runtime's verified load; docs/model-directory.md).
+EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+
+
+def external_data_entries(directory: ModelDirectory) -> dict[str, str]:
+    """For a graph whose weights are ONNX external data (``<model file>.data``, recorded in the manifest: a
+    model over protobuf's 2 GB, such as MiniCheck-Flan-T5-Large in float32): hash that file against the
+    manifest, then name its folder to onnxruntime. Empty for every other graph.
+
+    onnxruntime opens the data file by name after this check, so a file swapped in between goes unnoticed
+    until the next load or ``info --verify-files`` (docs/security.md); the graph file itself is hashed as read.
+
+    Raises:
+        ClaimVerificationError: the data file is missing, resolves outside the directory, or differs from
+            its record.
+    """
+    name = f"{directory.model_file}.data"
+    record = directory.manifest.files.get(name)
+    if record is None:
+        return {}
+    try:
+        path = resolve_inside(directory.path, name)
+        digest, size = (sha256_file(path), path.stat().st_size) if path.is_file() else (None, None)
+    except (ValueError, OSError) as exc:
+        raise ClaimVerificationError(f"model directory {directory.path}: {name}: {exc}") from exc
+    if (digest, size) != (record.sha256, record.size):
+        raise ClaimVerificationError(
+            f"model directory {directory.path} does not match its manifest (tampered or incomplete; re-export it): "
+            f"{name}: " + ("missing" if digest is None else f"sha256 {digest} size {size} != manifest {record.sha256} size {record.size}"))
+    return {EXTERNAL_DATA_FOLDER_KEY: str(path.parent)}
 
 _LOG = logging.getLogger("verifier.engine")
 
@@ -124,7 +157,7 @@ class LoadedModel:
             intra_op_num_threads=settings.intra_op_num_threads,
             inter_op_num_threads=settings.inter_op_num_threads,
             graph_optimization_level=settings.graph_optimization_level,
-            config_entries=settings.config_entries,
+            config_entries={**settings.config_entries, **external_data_entries(directory)},
             enable_cpu_mem_arena=settings.enable_cpu_mem_arena,
             enable_mem_pattern=settings.enable_mem_pattern,
         )
