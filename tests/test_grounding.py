@@ -414,3 +414,18 @@ def test_a_graph_with_external_data_loads_and_is_held_to_its_record(exported: An
         handle.write(bytes([byte[0] ^ 1]))
     with pytest.raises(ClaimVerificationError, match=r"model.onnx.data: sha256 [0-9a-f]{64} size \d+ != manifest"):
         GroundingScorer(copy).score(pairs)
+
+
+def test_info_and_a_second_export_name_the_grounding_kind(deberta_dir: Path, deberta_source: Path, tmp_path: Path) -> None:
+    from verifier_export.pipeline import export_model
+
+    done = subprocess.run([sys.executable, "-m", "verifier", "info", "--model-dir", str(deberta_dir)], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^kind +grounding \(sequence-classification; support column 1", done.stdout, re.M)
+    assert re.search(r"^template +'\{document\}\[SEP\]\{claim\}'$", done.stdout, re.M)
+    assert re.search(r"^  float32 export: engine [0-9a-f]{64} \(float32 on onnxruntime ", done.stdout, re.M)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = export_model(str(deberta_source), model_id=MINICHECK_DEBERTA, revision=REVISION, output=deberta_dir)
+    assert again.status == "verified" and again.manifest.grounding is not None

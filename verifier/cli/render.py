@@ -134,6 +134,10 @@ def format_manifest(model_dir: Path, manifest: Manifest) -> str:
         ("pad token id", str(manifest.pad_token_id)),
         ("created", manifest.created_at),
     ]
+    if manifest.grounding is not None:  # the second model kind (docs/grounding.md)
+        rows[1:1] = [("kind", f"grounding ({manifest.grounding.architecture}; support column "
+                               f"{manifest.grounding.support_column}; use GroundingChecker or ground)"),
+                     ("template", repr(manifest.grounding.template))]
     width = max(len(name) for name, _ in rows)
     lines += [f"{name:<{width}}  {value}" for name, value in rows]
 

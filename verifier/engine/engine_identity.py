@@ -142,7 +142,7 @@ def grounding_parts(manifest: Manifest) -> Optional[GroundingParts]:
 def identity_for_options(model_dir: Path, options: "RuntimeOptions") -> EngineIdentity:
     """The identity of the engine ``options`` would load from ``model_dir``, without loading a model.
 
-    Opens and verifies the directory's manifest for ``options.variant``
+    Opens and verifies the directory's manifest for ``options.variant`` (either model kind)
     (:meth:`~verifier.engine.model_directory.ModelDirectory.open`); the graph file itself is hashed when
     an engine loads it, which refuses one that does not match the digest named here.
 
@@ -151,7 +151,7 @@ def identity_for_options(model_dir: Path, options: "RuntimeOptions") -> EngineId
     """
     from .model_directory import ModelDirectory
 
-    return identity_for_directory(ModelDirectory.open(model_dir, options.variant), options)
+    return identity_for_directory(ModelDirectory.open(model_dir, options.variant, kind=None), options)
 
 
 def identity_for_directory(directory: "ModelDirectory", options: "RuntimeOptions") -> EngineIdentity:
