@@ -28,10 +28,10 @@ from .batching import DEFAULT_MAX_BATCH_TOKENS
 from .golden import softmax as stable_softmax
 from .handle import ModelHandle
 from .kinds import GroundingRecord
-from .loaded import BatchSettings, SessionSettings
-from .session import DEFAULT_PROVIDERS, create_session
+from .loaded import engine_settings
 from .tokenization import encode_texts
 from ..options import PADDING_LAYOUTS, default_batch_overhead_tokens
+from ..types import ClaimVerificationError
 
 __all__ = ["GroundingScorer"]
 
@@ -81,22 +81,16 @@ class GroundingScorer(ModelHandle):
             inter_op_num_threads=inter_op_num_threads, max_batch_size=max_batch_size,
             max_batch_tokens=max_batch_tokens, batch_overhead_tokens=overhead, providers=providers,
         )
+        session, batching = engine_settings(
+            providers=providers, intra_op_num_threads=intra_op_num_threads, inter_op_num_threads=inter_op_num_threads,
+            graph_optimization_level=graph_optimization_level, session_config_entries=session_config_entries,
+            max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size, padding=padding, batch_overhead_tokens=overhead,
+        )
         super().__init__(
             Path(model_dir),
             variant=variant,
-            session_settings=SessionSettings(
-                providers=tuple(providers) if providers is not None else DEFAULT_PROVIDERS,
-                intra_op_num_threads=intra_op_num_threads,
-                inter_op_num_threads=inter_op_num_threads,
-                graph_optimization_level=graph_optimization_level,
-                config_entries=dict(session_config_entries or {}),
-                factory=create_session,
-            ),
-            batching=BatchSettings(
-                max_batch_tokens=int(max_batch_tokens),
-                max_batch_size=1 if padding == "none" else int(max_batch_size) if max_batch_size is not None else None,
-                batch_overhead_tokens=float(overhead),
-            ),
+            session_settings=session,
+            batching=batching,
             verify_golden=verify_golden,
             expected_model=None,
             expected_revision=None,
@@ -108,7 +102,8 @@ class GroundingScorer(ModelHandle):
     def grounding(self) -> GroundingRecord:
         """The manifest's record of how the model reads a pair (loads the model)."""
         record = self._ensure_loaded().manifest.grounding
-        assert record is not None  # ModelDirectory.open(kind="grounding") refuses any other directory
+        if record is None:  # pragma: no cover - ModelDirectory.open(kind="grounding") refuses any other directory
+            raise ClaimVerificationError(f"{self.model_dir} holds no grounding record")
         return record
 
     @property
@@ -183,8 +178,6 @@ class GroundingScorer(ModelHandle):
         Raises:
             ClaimVerificationError: the tokenizer failed.
         """
-        from ..types import ClaimVerificationError
-
         if not texts:
             return []
         try:

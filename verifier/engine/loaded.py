@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from onnxruntime import InferenceSession  # type: ignore[import-untyped,unused-ignore]
     from tokenizers import Encoding, Tokenizer  # type: ignore[import-untyped,unused-ignore]
 
-__all__ = ["SessionFactory", "SessionSettings", "BatchSettings", "LoadedModel", "EXTERNAL_DATA_FOLDER_KEY",
+__all__ = ["SessionFactory", "SessionSettings", "BatchSettings", "LoadedModel", "engine_settings", "EXTERNAL_DATA_FOLDER_KEY",
            "external_data_entries"]
 
 #: onnxruntime's session config key naming the folder of a graph's external data when the graph itself is
@@ -104,6 +104,40 @@ class BatchSettings:
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     max_batch_size: Optional[int] = None
     batch_overhead_tokens: float = BATCH_OVERHEAD_TOKENS
+
+
+def engine_settings(
+    *,
+    providers: Optional[Sequence[str]],
+    intra_op_num_threads: Optional[int],
+    inter_op_num_threads: Optional[int],
+    graph_optimization_level: str,
+    session_config_entries: Optional[Mapping[str, str]],
+    max_batch_tokens: int,
+    max_batch_size: Optional[int],
+    padding: str,
+    batch_overhead_tokens: float,
+    enable_cpu_mem_arena: bool = True,
+    enable_mem_pattern: bool = False,
+    session_factory: Optional[SessionFactory] = None,
+) -> tuple[SessionSettings, BatchSettings]:
+    """A scorer's constructor arguments as session and batch settings (``padding="none"``: one pair a batch)."""
+    session = SessionSettings(
+        providers=tuple(providers) if providers is not None else DEFAULT_PROVIDERS,
+        intra_op_num_threads=intra_op_num_threads,
+        inter_op_num_threads=inter_op_num_threads,
+        graph_optimization_level=graph_optimization_level,
+        enable_cpu_mem_arena=bool(enable_cpu_mem_arena),
+        enable_mem_pattern=bool(enable_mem_pattern),
+        config_entries=dict(session_config_entries or {}),
+        factory=session_factory if session_factory is not None else create_session,
+    )
+    batching = BatchSettings(
+        max_batch_tokens=int(max_batch_tokens),
+        max_batch_size=1 if padding == "none" else int(max_batch_size) if max_batch_size is not None else None,
+        batch_overhead_tokens=float(batch_overhead_tokens),
+    )
+    return session, batching
 
 
 @dataclass(frozen=True)

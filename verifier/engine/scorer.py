@@ -50,12 +50,12 @@ from .batching import BATCH_OVERHEAD_TOKENS, DEFAULT_MAX_BATCH_TOKENS, BatchedLo
 from .golden import GOLDEN_NAME
 from .golden import softmax as stable_softmax
 from .handle import ModelHandle
-from .loaded import BatchSettings, SessionFactory, SessionSettings
+from .loaded import SessionFactory, engine_settings
 from .model_directory import OUTPUT_LABELS
 from .score_store import DEFAULT_MAX_ROWS, StoreSettings
 from .args import check_engine_arguments, validate_pairs
 from ..options import PADDING_LAYOUTS, RuntimeOptions, default_batch_overhead_tokens, describe_lookup
-from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS, create_session
+from .session import DEFAULT_PROVIDERS, GRAPH_OPTIMIZATION_LEVELS
 
 __all__ = [
     "OUTPUT_LABELS",
@@ -176,24 +176,18 @@ class OnnxScorer(ModelHandle):
             batch_overhead_tokens=batch_overhead_tokens,
             providers=providers,
         )
+        session, batching = engine_settings(
+            providers=providers, intra_op_num_threads=intra_op_num_threads, inter_op_num_threads=inter_op_num_threads,
+            graph_optimization_level=graph_optimization_level, session_config_entries=session_config_entries,
+            max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size, padding=padding,
+            batch_overhead_tokens=batch_overhead_tokens, enable_cpu_mem_arena=enable_cpu_mem_arena,
+            enable_mem_pattern=enable_mem_pattern, session_factory=session_factory,
+        )
         super().__init__(
             Path(model_dir),
             variant=variant,
-            session_settings=SessionSettings(
-                providers=tuple(providers) if providers is not None else DEFAULT_PROVIDERS,
-                intra_op_num_threads=intra_op_num_threads,
-                inter_op_num_threads=inter_op_num_threads,
-                graph_optimization_level=graph_optimization_level,
-                enable_cpu_mem_arena=bool(enable_cpu_mem_arena),
-                enable_mem_pattern=bool(enable_mem_pattern),
-                config_entries=dict(session_config_entries or {}),
-                factory=session_factory if session_factory is not None else create_session,
-            ),
-            batching=BatchSettings(
-                max_batch_tokens=int(max_batch_tokens),
-                max_batch_size=1 if padding == "none" else int(max_batch_size) if max_batch_size is not None else None,
-                batch_overhead_tokens=float(batch_overhead_tokens),
-            ),
+            session_settings=session,
+            batching=batching,
             verify_golden=verify_golden,
             expected_model=expected_model,
             expected_revision=expected_revision,
