@@ -169,7 +169,7 @@ __all__ = [
 ]
 
 #: The subcommands (modules of this package), in the order ``--help`` lists them.
-SUBCOMMANDS: tuple[str, ...] = ("verify", "ground", "info", "check", "assay", "serve", "keygen")
+SUBCOMMANDS: tuple[str, ...] = ("verify", "info", "check", "assay", "serve", "keygen", "ground")
 
 #: Register ``verify`` (JSON Lines mode and one-off ``--claim`` mode).
 add_verify_parser = verify.add_parser
