@@ -429,3 +429,23 @@ def test_info_and_a_second_export_name_the_grounding_kind(deberta_dir: Path, deb
         warnings.simplefilter("ignore")
         again = export_model(str(deberta_source), model_id=MINICHECK_DEBERTA, revision=REVISION, output=deberta_dir)
     assert again.status == "verified" and again.manifest.grounding is not None
+
+
+def test_a_variant_of_a_grounding_directory_is_gated_and_keeps_its_kind(deberta_dir: Path, tmp_path: Path) -> None:
+    """``export.variants`` over a grounding directory: gated against the same PyTorch golden logits (read through
+    the template), recorded, and scored by the grounding engine, whose identity names the variant."""
+    import shutil
+
+    from verifier.engine.grounding_scorer import GroundingScorer
+    from verifier_export.variants import build_variants
+
+    copy = Path(shutil.copytree(deberta_dir, tmp_path / "variants"))
+    report = build_variants(copy, ["optimized"])
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["kind"] == "grounding" and "optimized" in manifest["variants"]
+    assert manifest["variants"]["optimized"]["parity"]["passed"] and report.manifest.grounding is not None
+    pairs = [(DOCUMENT, claim) for claim in CLAIMS] + [(DOCUMENT * 60, CLAIMS[0])]
+    plain, optimized = GroundingScorer(copy), GroundingScorer(copy, variant="optimized", verify_golden=True)
+    assert np.max(np.abs(plain.score(pairs) - optimized.score(pairs))) <= 1e-5
+    assert optimized.engine_identity.variant == "optimized" and optimized.engine_identity.grounding is not None
+    assert optimized.engine_identity.digest != plain.engine_identity.digest
