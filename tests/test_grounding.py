@@ -260,8 +260,8 @@ def test_ground_refuses_a_bad_row_before_any_model_work(deberta_dir: Path, tmp_p
     assert done.returncode == 2
     assert "line 2: field claim: must be a string" in done.stderr
     assert not out.exists()
-    nli = _ground(str(source), "--model-dir", str(tmp_path / "missing"), cwd=tmp_path)
-    assert nli.returncode == 2 and "line 2" in nli.stderr
+    missing = _ground(str(source), "--model-dir", str(tmp_path / "missing"), cwd=tmp_path)
+    assert missing.returncode == 1 and "does not exist" in missing.stderr  # the directory is opened first
 
 
 def test_export_refuses_a_three_label_model_as_a_grounding_checker(tiny_source_dir: Path, tmp_path: Path) -> None:
@@ -272,7 +272,7 @@ def test_export_refuses_a_three_label_model_as_a_grounding_checker(tiny_source_d
         export_model(str(tiny_source_dir), model_id=MINICHECK_DEBERTA, revision=REVISION, output=tmp_path / "x")
     with pytest.raises(ExportError, match=re.escape("--kind grounding: ") + ".*--template and --support-label"):
         export_model(str(tiny_source_dir), kind="grounding", output=tmp_path / "y")
-    with pytest.raises(ExportError, match=re.escape("--template need --kind grounding")):
+    with pytest.raises(ExportError, match=re.escape("--template needs --kind grounding")):
         export_model(str(tiny_source_dir), template="{document}{claim}", output=tmp_path / "z")
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
@@ -292,10 +292,12 @@ def test_ground_runs_prmes_wice_protocol(deberta_dir: Path, reference: Any, tmp_
     ]
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    done = _ground(str(source), "--model-dir", str(deberta_dir), "--no-chunking", cwd=tmp_path)
+    done = _ground(str(source), "--model-dir", str(deberta_dir), cwd=tmp_path)  # whole documents by default
     assert done.returncode == 0, done.stderr
+    assert "whole documents" in done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["id"] for line in lines] == ["test00001", "test00002", "test00003"]
+    assert all(line["chunking"] is None for line in lines)
     assert [line["oracle_variants"] for line in lines] == [2, 1, 1]
     expected: dict[str, list[float]] = {}
     for row in rows:
@@ -449,3 +451,58 @@ def test_a_variant_of_a_grounding_directory_is_gated_and_keeps_its_kind(deberta_
     assert np.max(np.abs(plain.score(pairs) - optimized.score(pairs))) <= 1e-5
     assert optimized.engine_identity.variant == "optimized" and optimized.engine_identity.grounding is not None
     assert optimized.engine_identity.digest != plain.engine_identity.digest
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("template", "{claim}[SEP]{document}"), ("chunk_size", 3), ("label_token_ids", [5, 6]), ("support_column", 0)],
+)
+def test_an_edited_grounding_record_is_refused_at_open(deberta_dir: Path, tmp_path: Path, field: str, value: Any) -> None:
+    """Adversarial hunt: an edited template in manifest.json was read as written and flipped decisions. The whole
+    grounding record is also in the hashed golden.json, and the two must agree."""
+    import shutil
+
+    from verifier.engine.grounding_scorer import GroundingScorer
+
+    copy = Path(shutil.copytree(deberta_dir, tmp_path / "edited"))
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    manifest["grounding"][field] = value
+    if field == "support_column":
+        manifest["labels"] = manifest["labels"][::-1]
+    (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ClaimVerificationError, match=rf"records .*grounding\.{field} .* but golden\.json "):
+        GroundingScorer(copy).score([("a document", "a claim")])
+
+
+def test_ground_refuses_what_would_harm_before_any_model_work(deberta_dir: Path, tmp_path: Path) -> None:
+    """Adversarial hunt: ``-o`` inside the model directory replaced its manifest; a lone surrogate failed inside the
+    tokenizer after other rows were scored; an empty input never looked at the model directory."""
+    import shutil
+
+    copy = Path(shutil.copytree(deberta_dir, tmp_path / "model"))
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": 1, "document": "d.", "claim": "c."}) + "\n", encoding="utf-8")
+    before = (copy / "manifest.json").read_bytes()
+    done = _ground(str(rows), "--model-dir", str(copy), "-o", str(copy / "manifest.json"), cwd=tmp_path)
+    assert done.returncode == 2 and "is the model directory's manifest.json" in done.stderr
+    assert (copy / "manifest.json").read_bytes() == before
+    rows.write_text(json.dumps({"id": 1, "document": "d.", "claim": "c."}) + "\n" + '{"document": "a.\\ud800", "claim": "b."}\n',
+                    encoding="utf-8")
+    done = _ground(str(rows), "--model-dir", str(copy), cwd=tmp_path)
+    assert done.returncode == 2 and "line 2: field document: a lone surrogate" in done.stderr and not done.stdout
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    done = _ground(str(empty), "--model-dir", str(tmp_path / "missing"), cwd=tmp_path)
+    assert done.returncode == 1 and "does not exist" in done.stderr
+
+
+def test_the_label_token_graph_claims_no_batch_exactness(exported: Any) -> None:
+    """Adversarial hunt: MiniCheck-Flan-T5's graph moved a pair by ~1e-6 between a batch and alone while its identity
+    claimed a float32 onnxruntime engine's exactness; it no longer claims it (one pair at a time still is exact)."""
+    from verifier.engine.grounding_scorer import GroundingScorer
+
+    _, _, directory = exported("t5")
+    assert not GroundingScorer(directory).load().engine_identity.exact_across_batches
+    assert GroundingScorer(directory, padding="none").load().engine_identity.exact_across_batches
+    _, _, roberta = exported("roberta")
+    assert GroundingScorer(roberta).load().engine_identity.exact_across_batches

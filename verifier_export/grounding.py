@@ -141,7 +141,8 @@ def plan_grounding(
         return GroundingPlan(known, None, None, known.architecture)
     if kind != "grounding":
         if stated:
-            raise ExportError(f"{' and '.join(stated)} need --kind grounding (a two-label grounding model)")
+            raise ExportError(f"{' and '.join(stated)} {'need' if len(stated) > 1 else 'needs'} --kind grounding "
+                              "(a two-label grounding model)")
         return None
     missing = [flag for flag, value in (("--template", template), ("--support-label", support_label)) if value is None]
     if missing:
@@ -173,7 +174,7 @@ def _two_labels(config: dict[str, Any], where: Path, architecture: str) -> None:
         raise LabelError(
             f"{where}: {count} labels ({list(id2label.values()) if isinstance(id2label, dict) else 'none'}); "
             "a two-label grounding model is expected here, not a three-label NLI model "
-            "(export an NLI model without --kind grounding)"
+            "(an NLI model exports under its own id, without --kind grounding)"
         )
 
 
@@ -243,6 +244,9 @@ def build_grounding(
     random_weights = random_weights or config.get(RANDOM_WEIGHTS_CONFIG_KEY) is True
     reference_tokenizer = load_reference_tokenizer(source.path)
     record = plan.record(getattr(reference_tokenizer, "eos_token", None))
+    if plan.known is not None and max_length is not None and max_length != plan.known.max_length:
+        record = record.model_copy(update={"source": f"{record.source}; max length {max_length} stated at export "
+                                                     f"(the source's is {plan.known.max_length})"})
     tokenizer_mode = write_tokenizer_json(source.path, staging / TOKENIZER_NAME, reference_tokenizer)
     shutil.copyfile(config_path, staging / CONFIG_NAME)
     optional = [name for name in _OPTIONAL_FILES if (source.path / name).is_file()]

@@ -420,5 +420,6 @@ def run_parity(
         max_length=max_length,
         pad_token_id=pad_token_id,
         inputs=tuple(inputs),
+        grounding=None if grounding is None else grounding.model_dump(mode="json"),
     )
     return ParityResult(rows=tuple(rows), atol=atol, failures=tuple(failures), golden=golden)

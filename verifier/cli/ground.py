@@ -32,13 +32,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TypeVar
 
 from .common import SUMMARIES, Context, threads
 from .errors import EXIT_OK, UsageError, err
-from .ground_wice import WiceCase, binary_metrics, describe_metrics, is_wice_row, wice_cases
+from .ground_wice import WiceCase, binary_metrics, check_text, describe_metrics, is_wice_row, wice_cases
 from .inputs import open_lines
 from .output import check_output_paths, commit_all, open_outputs
+from .reads import model_dir_reads
+from ..argtypes import int_range
 from ..strictjson import loads as strict_loads
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -50,6 +52,9 @@ __all__ = ["add_parser", "run", "MAX_LINE_BYTES", "ROWS_PER_CALL"]
 MAX_LINE_BYTES = 32 << 20
 #: Rows checked per engine call: their chunks go through the model in one batched pass.
 ROWS_PER_CALL = 64
+#: At most this many characters of documents per engine call, so that tokenizing a call's documents stays
+#: bounded in memory (a 4 M-character document alone took ~860 MB to tokenize).
+CHARS_PER_CALL = 4_000_000
 _KEYS = {"id", "document", "claim"}
 
 
@@ -68,8 +73,9 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--no-chunking", action="store_true",
                      help="score each whole document, cut at the model's maximum length (PRME's WiCE protocol)")
-    how.add_argument("--chunk-size", type=int, default=None, metavar="N",
-                     help="units per chunk (default: the model's, 400 tokens or 500 words for Flan-T5)")
+    how.add_argument("--chunk-size", type=int_range(1, 100_000), default=None, metavar="N",
+                     help="units per chunk (default: the model's, 400 tokens or 500 words for Flan-T5; a WiCE file is "
+                     "scored whole unless this is given)")
     parser.add_argument("--splitter", choices=("auto", "nltk-punkt", "nltk-punkt-untrained"), default="auto",
                         help="sentence splitter for chunking (default auto: NLTK's trained Punkt when its punkt_tab "
                         "data is installed, else its untrained Punkt; docs/grounding.md)")
@@ -103,9 +109,12 @@ def _row(number: int, row: Any, source: str) -> dict[str, Any]:
             raise UsageError(f"error: {where}: field {field}: must be a string, got {type(value).__name__}")
         if not value.strip():
             raise UsageError(f"error: {where}: field {field}: empty; a {field} needs a visible character")
+        check_text(value, f"{where}: field {field}")
     ident = row.get("id")
     if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
         raise UsageError(f"error: {where}: field id: must be a string, an integer or null")
+    if isinstance(ident, str):
+        check_text(ident, f"{where}: field id")
     return row
 
 
@@ -113,15 +122,17 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     """Run ``ground`` (``context`` is unused)."""
     from ..grounding import GroundingChecker
 
-    if args.chunk_size is not None and args.chunk_size < 1:
-        raise UsageError(f"error: --chunk-size {args.chunk_size}: must be at least 1 (--no-chunking scores whole documents)")
-    check_output_paths(args.input, args.output, None)
+    check_output_paths(args.input, args.output, None, reads=model_dir_reads(args.model_dir))
+    from ..engine.model_directory import ModelDirectory
+
+    ModelDirectory.open(args.model_dir, args.variant, kind="grounding")  # a missing or NLI directory, before any row
     source = "<stdin>" if args.input == "-" else args.input
     parsed = [(number, _parse(number, text, source)) for number, text in open_lines(args.input, MAX_LINE_BYTES) if text.strip()]
     wice = args.input_format == "wice" or (args.input_format == "auto" and bool(parsed) and is_wice_row(parsed[0][1]))
     checker = GroundingChecker(args.model_dir, splitter=args.splitter, variant=args.variant,
                                intra_op_num_threads=args.threads)
-    chunk_size = 0 if args.no_chunking else args.chunk_size
+    # PRME's WiCE protocol scores whole documents: a WiCE file is chunked only when --chunk-size asks for it
+    chunk_size = 0 if args.no_chunking or (wice and args.chunk_size is None) else args.chunk_size
     if wice:
         lines, summary = _wice_lines(checker, wice_cases(parsed, source), chunk_size)
     else:
@@ -140,11 +151,27 @@ def run(args: argparse.Namespace, context: Optional[Context] = None) -> int:
     return EXIT_OK
 
 
+_T = TypeVar("_T")
+
+
+def _calls(items: Sequence[_T], size: Callable[[_T], int]) -> Iterator[list[_T]]:
+    """``items`` in runs of at most :data:`ROWS_PER_CALL` and (but for a single larger item) :data:`CHARS_PER_CALL`."""
+    part: list[_T] = []
+    total = 0
+    for item in items:
+        if part and (len(part) == ROWS_PER_CALL or total + size(item) > CHARS_PER_CALL):
+            yield part
+            part, total = [], 0
+        part.append(item)
+        total += size(item)
+    if part:
+        yield part
+
+
 def _row_lines(checker: "GroundingChecker", rows: list[dict[str, Any]], chunk_size: Optional[int]) -> tuple[list[dict[str, Any]], str]:
     """One output line per ``{id, document, claim}`` row, in input order, and the summary line."""
     lines: list[dict[str, Any]] = []
-    for start in range(0, len(rows), ROWS_PER_CALL):
-        part = rows[start:start + ROWS_PER_CALL]
+    for part in _calls(rows, lambda row: len(row["document"])):
         results = checker.check_many([row["document"] for row in part], [row["claim"] for row in part], chunk_size=chunk_size)
         for row, result in zip(part, results):
             lines.append({
@@ -161,8 +188,7 @@ def _row_lines(checker: "GroundingChecker", rows: list[dict[str, Any]], chunk_si
 def _wice_lines(checker: "GroundingChecker", cases: list[WiceCase], chunk_size: Optional[int]) -> tuple[list[dict[str, Any]], str]:
     """One output line per WiCE claim (PRME's recorded fields, plus ``truncated`` and the engine), and the summary."""
     lines: list[dict[str, Any]] = []
-    for start in range(0, len(cases), ROWS_PER_CALL):
-        part = cases[start:start + ROWS_PER_CALL]
+    for part in _calls(cases, lambda case: sum(len(document) for document in case.documents)):
         results = checker.check_many([document for case in part for document in case.documents],
                                      [case.claim for case in part for _ in case.documents], chunk_size=chunk_size)
         at = 0
@@ -180,5 +206,6 @@ def _wice_lines(checker: "GroundingChecker", cases: list[WiceCase], chunk_size: 
             })
     metrics = binary_metrics([line["label"] for line in lines], [line["predicted_supported"] for line in lines])
     truncated = sum(line["truncated"] for line in lines)
+    how = "whole documents" if chunk_size == 0 else f"chunked to {lines[0]['chunking']['size']} units" if lines else "-"
     return lines, (f"grounded {len(lines)} WiCE claims ({sum(len(case.documents) for case in cases)} oracle variants, "
-                   f"{truncated} claims with a variant cut at the maximum length): {describe_metrics(metrics)}")
+                   f"{how}, {truncated} claims with a variant cut at the maximum length): {describe_metrics(metrics)}")

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from .errors import UsageError
 
-__all__ = ["WICE_LABELS", "WiceCase", "is_wice_row", "wice_cases", "binary_metrics", "describe_metrics"]
+__all__ = ["WICE_LABELS", "WiceCase", "check_text", "is_wice_row", "wice_cases", "binary_metrics", "describe_metrics"]
 
 #: WiCE's claim labels; ``supported`` is the positive class.
 WICE_LABELS = ("supported", "partially_supported", "not_supported")
@@ -33,6 +33,24 @@ class WiceCase:
     label: str
     claim: str
     documents: tuple[str, ...]
+
+
+def check_text(value: str, where: str) -> None:
+    """A text the engine and the output can take: at most :data:`~verifier.grounding.MAX_TEXT_CHARS` characters,
+    and valid Unicode (a lone surrogate, which JSON's ``\\ud800`` escapes can make, is no character).
+
+    Raises:
+        UsageError: naming ``where`` and the limit.
+    """
+    from ..grounding import MAX_TEXT_CHARS
+
+    if len(value) > MAX_TEXT_CHARS:
+        raise UsageError(f"error: {where}: {len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"error: {where}: a lone surrogate ({exc.object[exc.start:exc.end]!r}) at character {exc.start} "
+                         "is not text") from None
 
 
 def is_wice_row(row: Any) -> bool:
@@ -50,6 +68,8 @@ def _variant(row: Any, where: str) -> tuple[str, str, str, str]:
         raise UsageError(f"error: {where}: field claim: must be a non-empty string")
     if not isinstance(evidence, list) or not all(isinstance(item, str) for item in evidence):
         raise UsageError(f"error: {where}: field evidence: must be a list of strings")
+    for field, value in (("claim", claim), *((f"evidence[{index}]", item) for index, item in enumerate(evidence))):
+        check_text(value, f"{where}: field {field}")
     document = "\n".join(item for item in evidence if item.strip())
     if not document:
         raise UsageError(f"error: {where}: field evidence: every sentence is blank")

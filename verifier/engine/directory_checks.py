@@ -139,8 +139,17 @@ def check_golden_settings(model_dir: Path, manifest: Manifest, golden: Golden) -
     """
     pairs: dict[str, tuple[object, object]] = {
         "max_length": (manifest.max_length, golden.max_length), "pad_token_id": (manifest.pad_token_id, golden.pad_token_id)}
-    if manifest.grounding is not None:  # the label order the support column is read by is the hashed golden file's
+    if manifest.grounding is not None:  # how a pair is read and scored is the hashed golden file's (docs/grounding.md)
         pairs["labels"] = (list(manifest.labels), list(golden.labels))
+        recorded = manifest.grounding.model_dump(mode="json")
+        if golden.grounding is None:
+            raise ClaimVerificationError(f"model directory {model_dir}: {GOLDEN_NAME} records no grounding record; re-export it")
+        differ_all = [f"grounding.{key} {recorded.get(key)!r} but {GOLDEN_NAME} {golden.grounding.get(key)!r}"
+                      for key in sorted(set(recorded) | set(golden.grounding)) if recorded.get(key) != golden.grounding.get(key)]
+        if differ_all:  # every part, None included: a part the export left empty must stay empty
+            raise ClaimVerificationError(
+                f"model directory {model_dir} does not match its manifest (tampered or incomplete; re-export it): "
+                f"{MANIFEST_NAME} records {'; '.join(differ_all)} (the export's hashed record)")
     differ = [
         f"{name} {ours} but {GOLDEN_NAME} {theirs}"
         for name, (ours, theirs) in pairs.items()

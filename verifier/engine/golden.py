@@ -121,6 +121,10 @@ class Golden:
     max_length: Optional[int] = None
     pad_token_id: Optional[int] = None
     inputs: Optional[tuple[str, ...]] = None
+    #: A grounding export's whole grounding record (its manifest's, as JSON), so an edited template, support
+    #: column, label tokens or chunking in ``manifest.json`` is refused at open (docs/grounding.md); ``None``
+    #: for NLI, whose golden.json is as before.
+    grounding: Optional[dict[str, Any]] = None
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -171,6 +175,8 @@ class Golden:
             document["inputs"] = list(self.inputs)
         if self.atol is not None:
             document["atol"] = self.atol
+        if self.grounding is not None:
+            document["grounding"] = self.grounding
         document["pairs"] = pairs
         return document
 
@@ -246,6 +252,9 @@ def parse_golden(data: "bytes | str") -> Golden:
     for name, value in (("max_length", max_length), ("pad_token_id", pad_token_id)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise GoldenFormatError(f"{name} must be a non-negative integer")
+    grounding = document.get("grounding")
+    if grounding is not None and not isinstance(grounding, dict):
+        raise GoldenFormatError("grounding must be an object")
     return Golden(
         labels=tuple(labels),
         records=tuple(records),
@@ -253,6 +262,7 @@ def parse_golden(data: "bytes | str") -> Golden:
         max_length=max_length,
         pad_token_id=pad_token_id,
         inputs=tuple(inputs) if inputs is not None else None,
+        grounding=grounding,
     )
 
 
