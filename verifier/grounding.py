@@ -22,6 +22,7 @@ failed inference; ``ImportError`` when chunking needs NLTK (the ``grounding`` ex
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -91,7 +92,9 @@ class GroundingResult(BaseModel):
 def _check_texts(name: str, values: Sequence[str]) -> list[str]:
     if isinstance(values, (str, bytes)):
         raise ValueError(f"{name} must be a list of str, not a single string")
-    checked = list(values)
+    if isinstance(values, (set, frozenset, dict)) or not hasattr(values, "__len__") or getattr(values, "ndim", 1) != 1:
+        raise ValueError(f"{name} must be a list, tuple or one-dimensional array of str, in the order of the other list")
+    checked = [str(value) if type(value).__name__ == "str_" else value for value in values]  # numpy's str_ is a str
     for index, value in enumerate(checked):
         if not isinstance(value, str):
             raise ValueError(f"{name}[{index}] must be str, got {type(value).__name__}")
@@ -188,8 +191,10 @@ class GroundingChecker:
         documents, statements = _check_texts("docs", docs), _check_texts("claims", claims)
         if len(documents) != len(statements):
             raise ValueError(f"docs and claims must be equally long, got {len(documents)} and {len(statements)}")
-        if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 0):
-            raise ValueError(f"chunk_size must be None, 0 (no chunking) or a positive int, got {chunk_size!r}")
+        if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral)
+                                       or not 0 <= chunk_size <= 100_000):
+            raise ValueError(f"chunk_size must be None, 0 (no chunking) or an int from 1 to 100000, got {chunk_size!r}")
+        chunk_size = None if chunk_size is None else int(chunk_size)
         if not documents:
             return []
         chunking, chunked = self._chunks(documents, chunk_size)
