@@ -25,6 +25,9 @@ from verifier import (
     ClaimVerifier,
     ContextBundle,
     EpistemicType,
+    GroundingChecker,
+    GroundingResult,
+    GroundingScorer,
     LifecycleState,
     OnnxScorer,
     RecordedScorer,
@@ -74,3 +77,19 @@ def usage(model_dir: Path, bundle: ContextBundle) -> list[ClaimVerification]:
     assert one.status is ClaimVerificationStatus.SUPPORTED and SCHEMA_VERSION == 3
     del recorded, checked, cited, stats, named, differs
     return [one, two, three, four, *many, *more]
+
+
+def grounding_usage(model_dir: Path) -> list[GroundingResult]:
+    checker = GroundingChecker(model_dir, splitter="auto", intra_op_num_threads=2)
+    labels, best, chunks, per_chunk = checker.score(["A document."], ["A claim."], chunk_size=None)
+    first: int = labels[0]
+    probability: float = best[0] + per_chunk[0][0]
+    text: str = chunks[0][0]
+    one: GroundingResult = checker.check("A document.", "A claim.", chunk_size=0)
+    scorer = GroundingScorer(model_dir, padding="none", verify_golden=True)
+    support: np.ndarray = scorer.score([("A document.", "A claim.")])
+    cut: list[bool] = scorer.truncated([("A document.", "A claim.")])
+    counts: list[int] = scorer.count_tokens(["A sentence."])
+    named: EngineIdentity = GroundingChecker(scorer=scorer).scorer.engine_identity
+    del first, probability, text, support, cut, counts, named
+    return [one, *checker.check_many(["A document."], ["A claim."])]
