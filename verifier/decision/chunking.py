@@ -74,8 +74,10 @@ def sentence_splitter(name: str = "auto") -> tuple[Splitter, Any]:
     try:
         from nltk.tokenize.punkt import PunktSentenceTokenizer
     except ImportError as exc:
-        raise ImportError("chunking documents needs NLTK, the grounding extra: pip install 'onnx-claim-verifier[grounding]' "
-                          "(or score whole documents with chunk_size=0 / --no-chunking)") from exc
+        from ..messages import install_hint
+
+        raise ImportError(f"chunking documents needs NLTK, the grounding extra ({install_hint('grounding')}); "
+                          "or score whole documents with chunk_size=0 / --no-chunking") from exc
     if name in _SPLITTERS:
         return name, _SPLITTERS[name]  # type: ignore[return-value]
     if name in ("auto", "nltk-punkt"):
