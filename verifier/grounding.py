@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from .decision.chunking import Chunk, chunk_document, count_words, sentence_splitter
+from .engine.golden import softmax
 from .engine_identity import EngineIdentity
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -199,8 +200,8 @@ class GroundingChecker:
             return []
         chunking, chunked = self._chunks(documents, chunk_size)
         pairs = [(chunk.text, claim) for chunks, claim in zip(chunked, statements) for chunk in chunks]
-        probabilities = self._scorer.score(pairs)
-        truncated = self._scorer.truncated(pairs)
+        logits, truncated = self._scorer.logits_and_truncation(pairs)  # one tokenization for both
+        probabilities = softmax(logits)[:, self._scorer.grounding.support_column]
         engine = self._scorer.engine_identity
         results, at = [], 0
         for chunks, claim in zip(chunked, statements):

@@ -146,17 +146,27 @@ class GroundingScorer(ModelHandle):
         Raises:
             ValueError, ClaimVerificationError: as :meth:`score`.
         """
+        return self.logits_and_truncation(pairs)[0]
+
+    def logits_and_truncation(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, list[bool]]:
+        """:meth:`score_logits` and :meth:`truncated` from one tokenization of ``pairs`` (identical pairs once).
+
+        Raises:
+            ValueError, ClaimVerificationError: as :meth:`score`.
+        """
         checked = validate_pairs(pairs)
         if not checked:
-            return np.zeros((0, 2), dtype=np.float32)
+            return np.zeros((0, 2), dtype=np.float32), []
         loaded = self._ensure_loaded()
         first_seen: dict[tuple[str, str], int] = {}
         inverse = np.fromiter((first_seen.setdefault(pair, len(first_seen)) for pair in checked), np.int64, len(checked))
-        run = loaded.run(list(first_seen), self._batching)
+        encodings = loaded.encode(list(first_seen))
+        run = loaded.run_encoded(encodings, self._batching)
         with self._stats_lock:
             self._stats = self._stats.plus(pairs=len(checked), unique_pairs=len(first_seen), run=run, store=(0, 0, 0, 0, 0))
         logits: np.ndarray = run.logits[inverse]
-        return logits
+        cut = [bool(encodings[index].overflowing) for index in inverse.tolist()]
+        return logits, cut
 
     def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
         """Which (document, claim) pairs render longer than the maximum length, so the model reads
