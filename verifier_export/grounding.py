@@ -31,6 +31,7 @@ from verifier.engine.kinds import (
     GROUNDING_LABELS,
     GroundingRecord,
     KnownGroundingModel,
+    fill_eos,
     known_grounding_model,
 )
 from verifier.engine.manifest import CONFIG_NAME, RANDOM_WEIGHTS_CONFIG_KEY, REQUIRED_FILES, TOKENIZER_NAME, Manifest
@@ -99,12 +100,8 @@ class GroundingPlan:
         try:
             if self.known is not None:
                 return self.known.record(eos_token)
-            template = str(self.template)
-            if "{eos}" in template:
-                if not eos_token:
-                    raise ValueError("--template uses {eos}, and the tokenizer has no end-of-sequence token")
-                template = template.replace("{eos}", eos_token)
-            return GroundingRecord(architecture="sequence-classification", template=template,
+            return GroundingRecord(architecture="sequence-classification",
+                                   template=fill_eos(str(self.template), eos_token, "{eos}"),
                                    support_column=int(self.support_label or 0), source="stated at export")
         except ValueError as exc:
             raise ExportError(f"--template: {one_line(exc)}") from exc

@@ -41,6 +41,7 @@ __all__ = [
     "KnownGroundingModel",
     "KNOWN_GROUNDING_MODELS",
     "known_grounding_model",
+    "fill_eos",
     "render",
     "describe_kind",
 ]
@@ -105,6 +106,21 @@ class GroundingRecord(BaseModel):
         return template
 
 
+def fill_eos(template: str, eos_token: Optional[str], where: str) -> str:
+    """``template`` with ``{eos}`` replaced by the tokenizer's end-of-sequence token (the text MiniCheck joins
+    document and claim with: ``tokenizer.eos_token``).
+
+    Raises:
+        ValueError: the template holds ``{eos}`` and ``eos_token`` is empty (names ``where``).
+    """
+    if "{eos}" not in template:
+        return template
+    if not eos_token:
+        raise ValueError(f"{where}: the template joins document and claim with the tokenizer's end-of-sequence token, "
+                         "and the tokenizer has none")
+    return template.replace("{eos}", eos_token)
+
+
 def render(template: str, document: str, claim: str) -> str:
     """The text a grounding model reads: ``template`` with ``{document}`` and ``{claim}`` filled in.
 
@@ -142,14 +158,8 @@ class KnownGroundingModel:
         Raises:
             ValueError: the template needs an end-of-sequence token and ``eos_token`` is ``None``.
         """
-        template = self.template
-        if "{eos}" in template:
-            if not eos_token:
-                raise ValueError(f"{self.model_id}: the template joins document and claim with the tokenizer's "
-                                 "end-of-sequence token, and the tokenizer has none")
-            template = template.replace("{eos}", eos_token)
         return GroundingRecord(
-            architecture=self.architecture, template=template, support_column=self.support_column,
+            architecture=self.architecture, template=fill_eos(self.template, eos_token, self.model_id), support_column=self.support_column,
             label_token_ids=self.label_token_ids, decoder_start_token_id=self.decoder_start_token_id,
             chunk_unit=self.chunk_unit, chunk_size=self.chunk_size, source=self.source,
         )
